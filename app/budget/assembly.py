@@ -1,0 +1,148 @@
+"""Blocks in priority order -> an OpenAI chat-completions message list.
+
+Order (seed 003 §6): system layers, goal and mode, memory, latest summary, the recent raw
+window, the current turn. Everything that is not a conversation message goes into one leading
+``system`` message, in sections, so the prompt is accepted by strict chat templates (vLLM,
+Llama, Mistral) that allow a single system message at the start, and so the unchanging layers
+form a stable cache prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.budget.tokens import REPLY_PRIMING_TOKENS, TokenCounter, count_message
+
+ChatMessage = dict[str, Any]
+
+SYSTEM_BLOCK = "system"
+GOAL_BLOCK = "goal"
+MEMORY_BLOCK = "memory"
+SUMMARY_BLOCK = "summary"
+HISTORY_BLOCK = "history"
+CURRENT_BLOCK = "current"
+BLOCKS = (SYSTEM_BLOCK, GOAL_BLOCK, MEMORY_BLOCK, SUMMARY_BLOCK, HISTORY_BLOCK, CURRENT_BLOCK)
+
+SECTION_SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
+class ContextBlocks:
+    """The non-conversation blocks of a session's prompt."""
+
+    system_layers: tuple[str, ...] = ()
+    goal: str | None = None
+    mode: str | None = None
+    memory: str | None = None
+    summary: str | None = None
+
+    def sections(self) -> list[tuple[str, str]]:
+        """(block, text) pairs in prompt order, empty blocks left out."""
+        sections = [(SYSTEM_BLOCK, layer) for layer in self.system_layers if layer.strip()]
+        goal_lines = []
+        if self.goal:
+            goal_lines.append(f"Goal: {self.goal}")
+        if self.mode:
+            goal_lines.append(f"Mode: {self.mode}")
+        if goal_lines:
+            sections.append((GOAL_BLOCK, "## Session\n" + "\n".join(goal_lines)))
+        if self.memory and self.memory.strip():
+            sections.append((MEMORY_BLOCK, "## Memory\n" + self.memory.strip()))
+        if self.summary and self.summary.strip():
+            sections.append(
+                (SUMMARY_BLOCK, "## Summary of earlier conversation\n" + self.summary.strip())
+            )
+        return sections
+
+    def with_summary(self, summary: str | None) -> ContextBlocks:
+        return ContextBlocks(self.system_layers, self.goal, self.mode, self.memory, summary)
+
+
+def system_message(blocks: ContextBlocks) -> ChatMessage | None:
+    sections = blocks.sections()
+    if not sections:
+        return None
+    return {"role": "system", "content": SECTION_SEPARATOR.join(text for _, text in sections)}
+
+
+@dataclass(frozen=True)
+class FixedCost:
+    """Tokens of the system message and reply priming, and their split by block."""
+
+    tokens: int
+    blocks: dict[str, int]
+
+
+def fixed_cost(counter: TokenCounter, blocks: ContextBlocks) -> FixedCost:
+    """Exact tokens of everything but the conversation, with a per-block breakdown that adds
+    up to the total (message overhead and priming are booked to the system block)."""
+    breakdown = dict.fromkeys((SYSTEM_BLOCK, GOAL_BLOCK, MEMORY_BLOCK, SUMMARY_BLOCK), 0)
+    message = system_message(blocks)
+    total = REPLY_PRIMING_TOKENS
+    if message is not None:
+        total += count_message(counter, message)
+        for block, text in blocks.sections():
+            if block != SYSTEM_BLOCK:
+                breakdown[block] += counter.count_text(text)
+    breakdown[SYSTEM_BLOCK] = total - sum(breakdown.values())
+    return FixedCost(total, breakdown)
+
+
+def chat_message(
+    *,
+    role: str,
+    content: Any,
+    name: str | None = None,
+    tool_calls: Sequence[Mapping[str, Any]] | None = None,
+    tool_call_id: str | None = None,
+) -> ChatMessage:
+    """A stored message as the chat-completions API wants it."""
+    message: ChatMessage = {"role": role, "content": content}
+    if name:
+        message["name"] = name
+    if tool_calls:
+        message["tool_calls"] = [dict(call) for call in tool_calls]
+    if tool_call_id:
+        message["tool_call_id"] = tool_call_id
+    return message
+
+
+def chat_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why a message list would be refused by an OpenAI-compatible API (empty when valid).
+
+    Checks what providers enforce: a system message only at the start, known roles, every
+    ``tool`` message answering a call of the assistant message before its run of results,
+    every call answered before the conversation moves on, and a prompt that ends on a user or
+    tool message so the model has something to answer.
+    """
+    problems: list[str] = []
+    pending: set[str] = set()
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role not in {"system", "user", "assistant", "tool"}:
+            problems.append(f"[{index}] unknown role {role!r}")
+            continue
+        if role != "tool" and pending:
+            problems.append(f"[{index}] tool calls {sorted(pending)} have no result")
+            pending.clear()
+        if role == "system" and index != 0:
+            problems.append(f"[{index}] system message after the start")
+        elif role == "assistant":
+            for call in message.get("tool_calls") or ():
+                call_id = call.get("id")
+                if not call_id:
+                    problems.append(f"[{index}] tool call without an id")
+                else:
+                    pending.add(str(call_id))
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in pending:
+                problems.append(f"[{index}] tool result {call_id!r} answers no pending call")
+            pending.discard(str(call_id))
+    if pending:
+        problems.append(f"tool calls {sorted(pending)} have no result")
+    if messages and messages[-1].get("role") not in {"user", "tool"}:
+        problems.append("the prompt does not end on a user or tool message")
+    return problems

@@ -1,0 +1,51 @@
+"""The summary contract of seed 003 §7 and how a summary reads inside a prompt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SummaryItem:
+    """One fact, decision, open question or action item, with the messages it came from."""
+
+    text: str
+    source_message_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class SummaryContent:
+    summary_text: str
+    key_facts: tuple[SummaryItem, ...] = ()
+    decisions: tuple[SummaryItem, ...] = ()
+    open_questions: tuple[SummaryItem, ...] = ()
+    action_items: tuple[SummaryItem, ...] = ()
+
+    def anchor_message_ids(self) -> frozenset[int]:
+        """Messages that pruning must keep: what the facts, decisions and questions cite."""
+        return frozenset(
+            message_id
+            for item in (*self.key_facts, *self.decisions, *self.open_questions)
+            for message_id in item.source_message_ids
+        )
+
+
+@dataclass(frozen=True)
+class _Section:
+    title: str
+    items: tuple[SummaryItem, ...] = field(default=())
+
+
+def render_summary(content: SummaryContent) -> str:
+    """The summary as one stable block of text (same content, same bytes)."""
+    lines = [content.summary_text.strip()] if content.summary_text.strip() else []
+    for section in (
+        _Section("Key facts", content.key_facts),
+        _Section("Decisions", content.decisions),
+        _Section("Open questions", content.open_questions),
+        _Section("Action items", content.action_items),
+    ):
+        if section.items:
+            lines.append(f"{section.title}:")
+            lines.extend(f"- {item.text}" for item in section.items)
+    return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""The error tree and the one format every error is rendered in.
+
+ServiceError (code, status, message, details)
+├── InvalidRequestError        422 invalid_request
+├── InvalidBudgetError         422 invalid_budget
+├── NotFoundError              404 *_not_found
+├── ConflictError              409 turn_in_progress / turn_not_open / session_exists
+└── BudgetExceededError        422 context_budget_exceeded (keeps its audit row)
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+logger = logging.getLogger(__name__)
+
+
+class ServiceError(Exception):
+    status_code = 400
+    code = "bad_request"
+    #: Commit the request's writes before answering (the audit row of a rejection).
+    keeps_writes = False
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class InvalidRequestError(ServiceError):
+    status_code = 422
+    code = "invalid_request"
+
+
+class InvalidBudgetError(ServiceError):
+    status_code = 422
+    code = "invalid_budget"
+
+
+class NotFoundError(ServiceError):
+    status_code = 404
+    code = "not_found"
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ConflictError(ServiceError):
+    status_code = 409
+    code = "conflict"
+
+    def __init__(self, code: str, message: str, *, details: dict[str, Any] | None = None):
+        super().__init__(message, details=details)
+        self.code = code
+
+
+class BudgetExceededError(ServiceError):
+    status_code = 422
+    code = "context_budget_exceeded"
+    keeps_writes = True
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        error["details"] = details
+    return {"error": error}
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ServiceError)
+    async def _service_error(_: Request, error: ServiceError) -> JSONResponse:
+        return JSONResponse(
+            error_body(error.code, error.message, error.details), status_code=error.status_code
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(_: Request, error: RequestValidationError) -> JSONResponse:
+        problems = [
+            {
+                "location": ".".join(str(part) for part in problem.get("loc", ())),
+                "problem": problem.get("msg", ""),
+            }
+            for problem in error.errors()
+        ]
+        return JSONResponse(
+            error_body("invalid_request", "the request is malformed", {"errors": problems}),
+            status_code=422,
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        return JSONResponse(
+            error_body(code, str(error.detail)),
+            status_code=error.status_code,
+            headers=getattr(error, "headers", None),
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, error: Exception) -> JSONResponse:
+        logger.exception("unhandled error")
+        return JSONResponse(
+            error_body("internal_error", "an unexpected error occurred; it has been logged"),
+            status_code=500,
+        )

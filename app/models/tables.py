@@ -1,0 +1,182 @@
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.models.base import Base, BigId, utcnow
+
+# Python None stored as SQL NULL, not as the JSON text "null".
+NullableJSON = JSON(none_as_null=True)
+
+
+class TurnStatus(StrEnum):
+    OPEN = "open"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class MessageState(StrEnum):
+    ACTIVE = "active"
+    SUMMARISED = "summarised"
+    PRUNED = "pruned"
+
+
+class SessionRecord(Base):
+    """One conversation, owned by one tenant."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(128), index=True, default="default")
+    model: Mapped[str] = mapped_column(String(200))
+    system_global: Mapped[str | None] = mapped_column(Text)
+    system_mode: Mapped[str | None] = mapped_column(Text)
+    system_role: Mapped[str | None] = mapped_column(Text)
+    goal: Mapped[str | None] = mapped_column(Text)
+    mode: Mapped[str | None] = mapped_column(String(200))
+    session_metadata: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    memory: Mapped[str | None] = mapped_column(Text)
+    #: Budget overrides; NULL means the model's (or the service's) default.
+    max_output_tokens: Mapped[int | None]
+    context_limit: Mapped[int | None]
+    #: Number of turns started; the next turn's seq is ``turn_count + 1``.
+    turn_count: Mapped[int] = mapped_column(default=0)
+    #: Number of messages stored; the next message's seq is ``message_count + 1``.
+    message_count: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class TurnRecord(Base):
+    """A user message and everything until the assistant's answer."""
+
+    __tablename__ = "turns"
+    __table_args__ = (UniqueConstraint("session_id", "seq"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    session_id: Mapped[str] = mapped_column(
+        ForeignKey("sessions.id", ondelete="CASCADE"), index=True
+    )
+    seq: Mapped[int]
+    status: Mapped[str] = mapped_column(String(16), default=TurnStatus.OPEN)
+    #: Tool steps posted so far; the turn start is step 0.
+    steps: Mapped[int] = mapped_column(default=0)
+    assistant_output: Mapped[str | None] = mapped_column(Text)
+    usage: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    completed_at: Mapped[datetime | None]
+
+
+class MessageRecord(Base):
+    """A stored message. The policy never deletes one; it only changes its state."""
+
+    __tablename__ = "messages"
+    __table_args__ = (
+        UniqueConstraint("session_id", "seq"),
+        # The one hot query: a session's active messages in order.
+        Index("ix_messages_session_state_seq", "session_id", "state", "seq"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    turn_id: Mapped[str] = mapped_column(ForeignKey("turns.id", ondelete="CASCADE"), index=True)
+    #: Position in the session (1-based, gap-free).
+    seq: Mapped[int]
+    turn_seq: Mapped[int]
+    #: The turn step that posted it (0: the turn start).
+    step: Mapped[int] = mapped_column(default=0)
+    role: Mapped[str] = mapped_column(String(16))
+    #: A string, or a list of content parts, exactly as the agent sent it.
+    content: Mapped[Any | None] = mapped_column(NullableJSON, nullable=True)
+    name: Mapped[str | None] = mapped_column(String(64))
+    tool_calls: Mapped[list[Any] | None] = mapped_column(NullableJSON)
+    tool_call_id: Mapped[str | None] = mapped_column(String(128))
+    #: For a tool result: the seq of the assistant message whose call it answers.
+    answers_seq: Mapped[int | None]
+    #: Prompt tokens of this message (overhead included), counted once at write time.
+    token_count: Mapped[int]
+    #: The estimator that made ``token_count``; a different one means a recount.
+    token_encoding: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16), default=MessageState.ACTIVE)
+    summary_id: Mapped[int | None] = mapped_column(
+        ForeignKey("session_summaries.id", ondelete="SET NULL")
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SummaryRecord(Base):
+    """A summary covering a contiguous range of a session's messages (seed 003 §7)."""
+
+    __tablename__ = "session_summaries"
+    __table_args__ = (Index("ix_session_summaries_session_id_id", "session_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    #: The turn whose assembly made it, and that turn's number.
+    turn_id: Mapped[str | None] = mapped_column(String(64))
+    turn_seq: Mapped[int]
+    from_message_id: Mapped[int | None] = mapped_column(BigId)
+    to_message_id: Mapped[int] = mapped_column(BigId)
+    from_seq: Mapped[int]
+    to_seq: Mapped[int]
+    summary_text: Mapped[str] = mapped_column(Text)
+    #: Lists of {"text", "source_message_ids"}.
+    key_facts: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    open_questions: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    decisions: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    action_items: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    #: The summary as it appears in prompts, and its token count.
+    rendered: Mapped[str] = mapped_column(Text)
+    token_count: Mapped[int]
+    token_encoding: Mapped[str] = mapped_column(String(64))
+    summarizer: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AuditRecord(Base):
+    """One context assembly (a turn start or a step), accepted or rejected (seed 003 §10)."""
+
+    __tablename__ = "turn_context_audit"
+    __table_args__ = (
+        Index("ix_turn_context_audit_session_id_id", "session_id", "id"),
+        Index("ix_turn_context_audit_created_at", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    #: Not a foreign key: the audit trail outlives a deleted session.
+    session_id: Mapped[str] = mapped_column(String(128))
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    #: NULL when a turn start was rejected: no turn came into being.
+    turn_id: Mapped[str | None] = mapped_column(String(64))
+    turn_seq: Mapped[int]
+    step: Mapped[int]
+    model_alias: Mapped[str] = mapped_column(String(200))
+    model_context_limit: Mapped[int]
+    input_budget: Mapped[int]
+    estimated_input_tokens_before: Mapped[int]
+    estimated_input_tokens_after_summary: Mapped[int]
+    estimated_input_tokens_after_prune: Mapped[int]
+    summary_triggered: Mapped[bool]
+    #: "threshold" or "turn_count".
+    summary_reason: Mapped[str | None] = mapped_column(String(16))
+    #: The summariser failed and deterministic truncation stood in for it.
+    summary_fallback: Mapped[bool] = mapped_column(default=False)
+    summary_id: Mapped[int | None] = mapped_column(BigId)
+    prune_triggered: Mapped[bool]
+    overflow_rejected: Mapped[bool]
+    #: Tokens per block of the assembled (or, when rejected, the best possible) prompt.
+    blocks: Mapped[dict[str, Any]] = mapped_column(JSON)
+    kept_message_ids: Mapped[list[Any]] = mapped_column(JSON)
+    summarised_message_ids: Mapped[list[Any]] = mapped_column(JSON)
+    pruned_message_ids: Mapped[list[Any]] = mapped_column(JSON)
+    #: The token estimator, e.g. "tiktoken:o200k_base" or "fallback:chars/4*1.25".
+    estimator: Mapped[str] = mapped_column(String(64))
+    estimator_fallback: Mapped[bool] = mapped_column(default=False)
+    latency_ms: Mapped[float]
+    #: Why it was rejected and what to do, when it was.
+    rejection: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Response, status
+
+from app.db import DbSession
+from app.runtime import RuntimeDep
+from app.sessions.schemas import SESSION_ID_PATTERN, SessionCreate, SessionOut, SessionUpdate
+from app.sessions.service import SessionService
+
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+
+SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
+
+
+def get_session_service(db: DbSession, runtime: RuntimeDep) -> SessionService:
+    return SessionService(db, settings=runtime.settings, tokenizers=runtime.tokenizers)
+
+
+SessionServiceDep = Annotated[SessionService, Depends(get_session_service)]
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=SessionOut)
+async def create_session(body: SessionCreate, service: SessionServiceDep) -> SessionOut:
+    """Create a session: its model, layered system instructions, goal and mode."""
+    return await service.create(body)
+
+
+@router.get("/{session_id}", response_model=SessionOut)
+async def get_session(session_id: SessionId, service: SessionServiceDep) -> SessionOut:
+    """A session, the budget its model implies, and its open turn if there is one."""
+    return await service.get(session_id)
+
+
+@router.patch("/{session_id}", response_model=SessionOut)
+async def update_session(
+    session_id: SessionId, body: SessionUpdate, service: SessionServiceDep
+) -> SessionOut:
+    """Change a session's model, instructions, goal, mode, memory or budget overrides."""
+    return await service.update(session_id, body)
+
+
+@router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_session(session_id: SessionId, service: SessionServiceDep) -> Response:
+    """Delete a session and its history. Its audit rows are kept."""
+    await service.delete(session_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,34 @@
+"""Every query on sessions."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models import SessionRecord, TurnRecord, TurnStatus
+
+
+class SessionRepository:
+    def __init__(self, db: AsyncSession) -> None:
+        self.db = db
+
+    async def get(self, session_id: str, *, lock: bool = False) -> SessionRecord | None:
+        """A session; with ``lock``, the row stays locked until the request ends, so that
+        concurrent calls on one session run one after the other (Postgres; SQLite takes its
+        database lock at the start of every transaction)."""
+        query = select(SessionRecord).where(SessionRecord.id == session_id)
+        if lock:
+            query = query.with_for_update()
+        return (await self.db.execute(query)).scalar_one_or_none()
+
+    def add(self, record: SessionRecord) -> None:
+        self.db.add(record)
+
+    async def delete(self, record: SessionRecord) -> None:
+        await self.db.delete(record)
+
+    async def open_turn(self, session_id: str) -> TurnRecord | None:
+        query = select(TurnRecord).where(
+            TurnRecord.session_id == session_id, TurnRecord.status == TurnStatus.OPEN
+        )
+        return (await self.db.execute(query)).scalar_one_or_none()

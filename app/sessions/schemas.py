@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+
+
+class _Input(BaseModel):
+    # An unknown field is a typo the agent wants to hear about, not to have ignored.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class SystemLayers(_Input):
+    """The layered system instructions, in the order they are shown."""
+
+    global_: str | None = Field(default=None, alias="global", max_length=200_000)
+    mode: str | None = Field(default=None, max_length=200_000)
+    role: str | None = Field(default=None, max_length=200_000)
+
+
+class SessionCreate(_Input):
+    id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
+    model: str = Field(min_length=1, max_length=200)
+    system: SystemLayers = Field(default_factory=SystemLayers)
+    goal: str | None = Field(default=None, max_length=50_000)
+    mode: str | None = Field(default=None, max_length=200)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    memory: str | None = Field(default=None, max_length=200_000)
+    max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
+    context_limit: int | None = Field(default=None, gt=0, le=100_000_000)
+
+
+class SessionUpdate(_Input):
+    """Fields to change; a field sent as null is cleared, a field left out is kept."""
+
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    system: SystemLayers | None = None
+    goal: str | None = Field(default=None, max_length=50_000)
+    mode: str | None = Field(default=None, max_length=200)
+    metadata: dict[str, Any] | None = None
+    memory: str | None = Field(default=None, max_length=200_000)
+    max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
+    context_limit: int | None = Field(default=None, gt=0, le=100_000_000)
+
+
+class BudgetOut(BaseModel):
+    model_context_limit: int
+    output_reserve: int
+    overhead_reserve: int
+    input_budget: int
+    estimator: str
+
+
+class SystemLayersOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    global_: str | None = Field(default=None, alias="global")
+    mode: str | None = None
+    role: str | None = None
+
+
+class SessionOut(BaseModel):
+    id: str
+    tenant_id: str
+    model: str
+    system: SystemLayersOut
+    goal: str | None
+    mode: str | None
+    metadata: dict[str, Any]
+    memory: str | None
+    max_output_tokens: int | None
+    context_limit: int | None
+    budget: BudgetOut
+    turn_count: int
+    message_count: int
+    open_turn_id: str | None
+    created_at: datetime
+    updated_at: datetime

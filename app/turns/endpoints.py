@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, status
+
+from app.db import DbSession
+from app.models import MessageState
+from app.runtime import RuntimeDep
+from app.sessions.endpoints import SessionId
+from app.turns.schemas import (
+    AssemblyOut,
+    CompleteRequest,
+    MessagePage,
+    StepRequest,
+    SummaryList,
+    TurnOut,
+    TurnStart,
+)
+from app.turns.service import TurnService
+
+router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["turns"])
+
+
+def get_turn_service(db: DbSession, runtime: RuntimeDep) -> TurnService:
+    return TurnService(db, runtime=runtime)
+
+
+TurnServiceDep = Annotated[TurnService, Depends(get_turn_service)]
+
+
+@router.post("/turns", status_code=status.HTTP_201_CREATED, response_model=AssemblyOut)
+async def start_turn(
+    session_id: SessionId, body: TurnStart, service: TurnServiceDep
+) -> AssemblyOut:
+    """Start a turn with the user's message; returns the prompt for the first LLM call, or
+    422 ``context_budget_exceeded`` (nothing stored) when it cannot fit."""
+    return await service.start_turn(session_id, body)
+
+
+@router.get("/turns/{turn_id}", response_model=TurnOut)
+async def get_turn(session_id: SessionId, turn_id: str, service: TurnServiceDep) -> TurnOut:
+    """One turn: its status, steps and answer."""
+    return await service.get_turn(session_id, turn_id)
+
+
+@router.post("/turns/{turn_id}/steps", response_model=AssemblyOut)
+async def post_step(
+    session_id: SessionId, turn_id: str, body: StepRequest, service: TurnServiceDep
+) -> AssemblyOut:
+    """Post the assistant's tool calls and their results; returns the next prompt."""
+    return await service.post_step(session_id, turn_id, body)
+
+
+@router.post("/turns/{turn_id}/complete", response_model=TurnOut)
+async def complete_turn(
+    session_id: SessionId, turn_id: str, body: CompleteRequest, service: TurnServiceDep
+) -> TurnOut:
+    """Close the turn with the assistant's answer, as completed or failed."""
+    return await service.complete_turn(session_id, turn_id, body)
+
+
+@router.get("/messages", response_model=MessagePage)
+async def list_messages(
+    session_id: SessionId,
+    service: TurnServiceDep,
+    after_seq: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    state: MessageState | None = None,
+) -> MessagePage:
+    """Every stored message with its state (active, summarised, pruned), oldest first."""
+    return await service.list_messages(session_id, after_seq=after_seq, limit=limit, state=state)
+
+
+@router.get("/summaries", response_model=SummaryList)
+async def list_summaries(
+    session_id: SessionId,
+    service: TurnServiceDep,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> SummaryList:
+    """The session's summaries, newest first, each fact with the messages it came from."""
+    return await service.list_summaries(session_id, limit=limit)

@@ -1,0 +1,85 @@
+"""Every query on turns, messages and summaries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models import MessageRecord, MessageState, SummaryRecord, TurnRecord
+
+
+class TurnRepository:
+    def __init__(self, db: AsyncSession) -> None:
+        self.db = db
+
+    async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None:
+        query = select(TurnRecord).where(
+            TurnRecord.id == turn_id, TurnRecord.session_id == session_id
+        )
+        return (await self.db.execute(query)).scalar_one_or_none()
+
+    async def active_messages(self, session_id: str) -> Sequence[MessageRecord]:
+        """The prompt's raw conversation: active messages in order (one index range scan;
+        summarised and pruned history is never read)."""
+        query = (
+            select(MessageRecord)
+            .where(
+                MessageRecord.session_id == session_id,
+                MessageRecord.state == MessageState.ACTIVE,
+            )
+            .order_by(MessageRecord.seq)
+        )
+        return (await self.db.execute(query)).scalars().all()
+
+    async def latest_summary(self, session_id: str) -> SummaryRecord | None:
+        query = (
+            select(SummaryRecord)
+            .where(SummaryRecord.session_id == session_id)
+            .order_by(SummaryRecord.id.desc())
+            .limit(1)
+        )
+        return (await self.db.execute(query)).scalar_one_or_none()
+
+    async def set_state(
+        self,
+        session_id: str,
+        message_ids: Sequence[int],
+        state: MessageState,
+        *,
+        summary_id: int | None = None,
+    ) -> None:
+        if not message_ids:
+            return
+        values: dict[str, object] = {"state": state}
+        if summary_id is not None:
+            values["summary_id"] = summary_id
+        await self.db.execute(
+            update(MessageRecord)
+            .where(MessageRecord.session_id == session_id, MessageRecord.id.in_(message_ids))
+            .values(**values)
+            .execution_options(synchronize_session=False)
+        )
+
+    async def list_messages(
+        self, session_id: str, *, after_seq: int, limit: int, state: MessageState | None
+    ) -> Sequence[MessageRecord]:
+        query = (
+            select(MessageRecord)
+            .where(MessageRecord.session_id == session_id, MessageRecord.seq > after_seq)
+            .order_by(MessageRecord.seq)
+            .limit(limit)
+        )
+        if state is not None:
+            query = query.where(MessageRecord.state == state)
+        return (await self.db.execute(query)).scalars().all()
+
+    async def list_summaries(self, session_id: str, *, limit: int) -> Sequence[SummaryRecord]:
+        query = (
+            select(SummaryRecord)
+            .where(SummaryRecord.session_id == session_id)
+            .order_by(SummaryRecord.id.desc())
+            .limit(limit)
+        )
+        return (await self.db.execute(query)).scalars().all()

@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MAX_CONTENT_CHARS = 2_000_000
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ImageUrl(_Input):
+    url: str = Field(min_length=1)
+    detail: Literal["auto", "low", "high"] | None = None
+
+
+class TextPart(_Input):
+    type: Literal["text"]
+    text: str = Field(max_length=MAX_CONTENT_CHARS)
+
+
+class ImagePart(_Input):
+    type: Literal["image_url"]
+    image_url: ImageUrl
+
+
+ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+
+
+class UserMessage(_Input):
+    role: Literal["user"] = "user"
+    content: str | list[ContentPart] = Field(max_length=MAX_CONTENT_CHARS)
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class Usage(BaseModel):
+    """What the provider reported for the LLM call; other provider fields are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    completion_tokens: int | None = Field(default=None, ge=0)
+    total_tokens: int | None = Field(default=None, ge=0)
+
+
+class TurnStart(_Input):
+    message: UserMessage
+
+
+class FunctionCall(_Input):
+    name: str = Field(min_length=1, max_length=128)
+    arguments: str = Field(max_length=MAX_CONTENT_CHARS)
+
+
+class ToolCall(_Input):
+    id: str = Field(min_length=1, max_length=128)
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class StepAssistant(_Input):
+    content: str | None = Field(default=None, max_length=MAX_CONTENT_CHARS)
+    tool_calls: list[ToolCall] = Field(min_length=1, max_length=128)
+
+
+class ToolResult(_Input):
+    tool_call_id: str = Field(min_length=1, max_length=128)
+    content: str | list[TextPart] = Field(max_length=MAX_CONTENT_CHARS)
+
+
+class StepRequest(_Input):
+    """The LLM asked for tools; here are its calls and every call's result."""
+
+    assistant: StepAssistant
+    tool_results: list[ToolResult] = Field(min_length=1, max_length=128)
+    usage: Usage | None = None
+
+    @model_validator(mode="after")
+    def _every_call_answered_once(self) -> StepRequest:
+        call_ids = [call.id for call in self.assistant.tool_calls]
+        if len(set(call_ids)) != len(call_ids):
+            raise ValueError("assistant.tool_calls has duplicate ids")
+        result_ids = [result.tool_call_id for result in self.tool_results]
+        if len(set(result_ids)) != len(result_ids):
+            raise ValueError("tool_results answers a tool call more than once")
+        missing = [i for i in call_ids if i not in set(result_ids)]
+        unknown = [i for i in result_ids if i not in set(call_ids)]
+        if missing or unknown:
+            raise ValueError(
+                f"every tool call needs exactly one result: unanswered {missing}, unknown {unknown}"
+            )
+        return self
+
+
+class CompleteAssistant(_Input):
+    content: str | None = Field(default=None, max_length=MAX_CONTENT_CHARS)
+
+
+class CompleteRequest(_Input):
+    assistant: CompleteAssistant = Field(default_factory=CompleteAssistant)
+    status: Literal["completed", "failed"] = "completed"
+    usage: Usage | None = None
+
+
+class BudgetReport(BaseModel):
+    model_context_limit: int
+    input_budget: int
+    estimated_input_tokens: int
+    blocks: dict[str, int]
+    estimator: str
+
+
+class Actions(BaseModel):
+    summary_triggered: bool
+    summary_reason: str | None
+    summary_fallback: bool
+    prune_triggered: bool
+    summarised_message_ids: list[int]
+    pruned_message_ids: list[int]
+
+
+class AssemblyOut(BaseModel):
+    """The next prompt: hand ``messages`` to an OpenAI-compatible chat API as it is."""
+
+    turn_id: str
+    step: int
+    messages: list[dict[str, Any]]
+    budget: BudgetReport
+    actions: Actions
+    audit_id: int
+
+
+class TurnOut(BaseModel):
+    id: str
+    session_id: str
+    seq: int
+    status: str
+    steps: int
+    assistant_output: str | None
+    usage: dict[str, Any] | None
+    started_at: datetime
+    completed_at: datetime | None
+
+
+class StoredMessage(BaseModel):
+    id: int
+    seq: int
+    turn_id: str
+    turn_seq: int
+    step: int
+    role: str
+    content: Any
+    name: str | None
+    tool_calls: list[Any] | None
+    tool_call_id: str | None
+    token_count: int
+    token_encoding: str
+    state: str
+    summary_id: int | None
+    created_at: datetime
+
+
+class MessagePage(BaseModel):
+    messages: list[StoredMessage]
+    #: Pass as ``after_seq`` to read the next page; null at the end.
+    next_after_seq: int | None
+
+
+class SummaryItemOut(BaseModel):
+    text: str
+    source_message_ids: list[int]
+
+
+class SummaryOut(BaseModel):
+    id: int
+    session_id: str
+    turn_id: str | None
+    turn_seq: int
+    from_message_id: int | None
+    to_message_id: int
+    summary_text: str
+    key_facts: list[SummaryItemOut]
+    decisions: list[SummaryItemOut]
+    open_questions: list[SummaryItemOut]
+    action_items: list[SummaryItemOut]
+    rendered: str
+    token_count: int
+    summarizer: str
+    created_at: datetime
+
+
+class SummaryList(BaseModel):
+    summaries: list[SummaryOut]
