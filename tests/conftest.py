@@ -1,0 +1,179 @@
+"""Databases for the tests: every test gets a database of its own, migrated, and dropped after.
+
+SQLite always runs. Postgres comes from ``CONTEXTD_TEST_POSTGRES_URL`` (a server URL such as
+``postgresql+asyncpg://postgres@127.0.0.1:5432/postgres``; each test creates and drops its own
+database on it) or, where a Docker engine exists, from testcontainers. With neither, the
+Postgres tests fail: they never skip silently. ``-m "not postgres"`` leaves them out on purpose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import asyncpg
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.engine import make_url
+
+REPO = Path(__file__).resolve().parent.parent
+_OFFLINE_BPE = REPO.parent / "shared" / "tiktoken-cache"
+if "TIKTOKEN_CACHE_DIR" not in os.environ and _OFFLINE_BPE.is_dir():
+    # Machines without internet cannot download tiktoken's BPE files.
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(_OFFLINE_BPE)
+
+from app.db import create_engine, migrate  # noqa: E402
+from app.main import create_app  # noqa: E402
+from app.settings import Settings  # noqa: E402
+from app.summarize import Summarizer  # noqa: E402
+
+POSTGRES_URL_ENV = "CONTEXTD_TEST_POSTGRES_URL"
+T = TypeVar("T")
+
+
+def run_in_thread(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run database set-up on a loop of its own, away from the tests' loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+async def _migrate(url: str) -> None:
+    engine = create_engine(url)
+    try:
+        await migrate(engine)
+    finally:
+        await engine.dispose()
+
+
+def _database_url(server_url: str, database: str) -> str:
+    return (
+        make_url(server_url)
+        .set(drivername="postgresql+asyncpg", database=database)
+        .render_as_string(hide_password=False)
+    )
+
+
+async def _admin(server_url: str, statement: str) -> None:
+    dsn = make_url(server_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    connection = await asyncpg.connect(dsn)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> Iterator[str]:
+    url = os.environ.get(POSTGRES_URL_ENV)
+    if url:
+        try:
+            run_in_thread(_admin(url, "SELECT 1"))
+        except Exception as error:
+            pytest.fail(f"{POSTGRES_URL_ENV}={url} does not answer: {error}", pytrace=False)
+        yield url
+        return
+    try:
+        from testcontainers.postgres import PostgresContainer
+
+        container = PostgresContainer("postgres:16-alpine", driver="asyncpg")
+        container.start()
+    except Exception as error:
+        pytest.fail(
+            f"the Postgres tests need a server: set {POSTGRES_URL_ENV} "
+            "(e.g. postgresql+asyncpg://postgres@127.0.0.1:5432/postgres) or run a Docker "
+            f'engine for testcontainers; or deselect them with -m "not postgres" ({error})',
+            pytrace=False,
+        )
+    try:
+        yield str(container.get_connection_url())
+    finally:
+        container.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server_url: str) -> Iterator[str]:
+    """A migrated database that each test's database is copied from."""
+    name = f"contextd_template_{uuid.uuid4().hex[:12]}"
+    run_in_thread(_admin(postgres_server_url, f'CREATE DATABASE "{name}"'))
+    try:
+        run_in_thread(_migrate(_database_url(postgres_server_url, name)))
+        yield name
+    finally:
+        run_in_thread(_admin(postgres_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "contextd.db"
+    run_in_thread(_migrate(f"sqlite+aiosqlite:///{path}"))
+    return path
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, migrated database for one test, on each backend."""
+    if request.param == "sqlite":
+        path = tmp_path / "contextd.db"
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite+aiosqlite:///{path}"
+        return
+    server = request.getfixturevalue("postgres_server_url")
+    template = request.getfixturevalue("postgres_template")
+    name = f"contextd_test_{uuid.uuid4().hex[:12]}"
+    run_in_thread(_admin(server, f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+    try:
+        yield _database_url(server, name)
+    finally:
+        run_in_thread(_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def make_settings(database_url: str, **overrides: Any) -> Settings:
+    return Settings(_env_file=None, database_url=database_url, **overrides)  # type: ignore[call-arg]
+
+
+class RunningApp:
+    """Starts apps (lifespan included) on a database and closes them at the end."""
+
+    def __init__(self, database_url: str) -> None:
+        self.database_url = database_url
+        self._stack: list[Any] = []
+
+    async def start(
+        self, *, summarizer: Summarizer | None = None, **settings: Any
+    ) -> tuple[FastAPI, httpx.AsyncClient]:
+        app = create_app(make_settings(self.database_url, **settings), summarizer=summarizer)
+        lifespan = app.router.lifespan_context(app)
+        await lifespan.__aenter__()
+        client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://contextd.test"
+        )
+        self._stack.append((lifespan, client))
+        return app, client
+
+    async def stop_all(self) -> None:
+        while self._stack:
+            lifespan, client = self._stack.pop()
+            await client.aclose()
+            await lifespan.__aexit__(None, None, None)
+
+
+@pytest.fixture
+async def apps(database_url: str) -> AsyncIterator[RunningApp]:
+    running = RunningApp(database_url)
+    try:
+        yield running
+    finally:
+        await running.stop_all()
+
+
+@pytest.fixture
+async def client(apps: RunningApp) -> httpx.AsyncClient:
+    _, client = await apps.start()
+    return client
