@@ -135,7 +135,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 
 
 def make_settings(database_url: str, **overrides: Any) -> Settings:
-    return Settings(_env_file=None, database_url=database_url, **overrides)  # type: ignore[call-arg]
+    return Settings(_env_file=None, database_url=database_url, **overrides)
 
 
 class RunningApp:
@@ -177,3 +177,18 @@ async def apps(database_url: str) -> AsyncIterator[RunningApp]:
 async def client(apps: RunningApp) -> httpx.AsyncClient:
     _, client = await apps.start()
     return client
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database with no schema at all, on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
+        return
+    server = request.getfixturevalue("postgres_server_url")
+    name = f"contextd_empty_{uuid.uuid4().hex[:12]}"
+    run_in_thread(_admin(server, f'CREATE DATABASE "{name}"'))
+    try:
+        yield _database_url(server, name)
+    finally:
+        run_in_thread(_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

@@ -56,7 +56,8 @@ async def test_summary_triggers_when_usage_reaches_70_percent(client: httpx.Asyn
     assert chat_problems(messages) == []
     stored = {m["id"]: m for m in await stored_messages(client, sid)}
     summarised = summarised_prompt["actions"]["summarised_message_ids"]
-    assert summarised and all(stored[i]["state"] == "summarised" for i in summarised)
+    assert summarised
+    assert all(stored[i]["state"] == "summarised" for i in summarised)
     summaries = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"]
     assert len(summaries) == 1
     assert summaries[0]["from_message_id"] == min(summarised)
@@ -77,7 +78,8 @@ async def test_summary_triggers_after_eight_turns_without_one(client: httpx.Asyn
     # Turn 9 is the first with 8 turns behind it; the next summary is 8 turns later.
     assert reasons == [None] * 8 + ["turn_count", None]
     rows = await audit_rows(client, sid)
-    assert rows[8]["summary_triggered"] and rows[8]["summary_id"] is not None
+    assert rows[8]["summary_triggered"]
+    assert rows[8]["summary_id"] is not None
     assert rows[8]["estimated_input_tokens_before"] < 0.70 * INPUT_BUDGET
 
 
@@ -109,7 +111,8 @@ async def test_prune_triggers_at_90_percent_and_takes_whole_tool_exchanges(
     assert prompt["budget"]["estimated_input_tokens"] <= INPUT_BUDGET
     assert independent_prompt_tokens(messages, "gpt-4") <= INPUT_BUDGET
     row = (await audit_rows(client, sid))[-1]
-    assert row["prune_triggered"] and row["pruned_message_ids"] == pruned
+    assert row["prune_triggered"]
+    assert row["pruned_message_ids"] == pruned
     assert row["estimated_input_tokens_after_summary"] >= 0.90 * INPUT_BUDGET
     assert row["estimated_input_tokens_after_prune"] < 0.90 * INPUT_BUDGET
 
@@ -136,7 +139,8 @@ async def test_turn_that_cannot_fit_is_rejected_and_nothing_is_stored(
     assert (after["turn_count"], after["message_count"], after["open_turn_id"]) == (0, 0, None)
     assert await stored_messages(client, sid) == []
     row = (await client.get(f"/v1/audit/{details['audit_id']}")).json()
-    assert row["overflow_rejected"] and row["turn_id"] is None
+    assert row["overflow_rejected"]
+    assert row["turn_id"] is None
     assert row["rejection"]["estimated_input_tokens"] == details["estimated_input_tokens"]
     # The session is still usable with a shorter message.
     assert (await start_turn(client, sid, "Shorter, then."))["step"] == 0

@@ -1,0 +1,72 @@
+"""A scripted agent runs a long tool-using session on an 8k model: every prompt it gets back
+must fit (counted independently with tiktoken), be valid for the provider, and be audited."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import httpx
+
+from app.budget.assembly import chat_problems
+from tests.support import (
+    audit_rows,
+    complete_turn,
+    create_session,
+    independent_prompt_tokens,
+    post_step,
+    start_turn,
+    words,
+)
+
+TURNS = 300
+
+
+def _check(prompt: dict[str, Any], current: list[dict[str, Any]]) -> int:
+    messages = prompt["messages"]
+    assert chat_problems(messages) == []
+    tokens = independent_prompt_tokens(messages, "gpt-4")
+    assert tokens <= prompt["budget"]["estimated_input_tokens"] <= prompt["budget"]["input_budget"]
+    # Never dropped: the system layers and everything of the current turn, at the end.
+    assert messages[0]["content"].startswith("You are a careful assistant.")
+    assert [m.get("content") for m in messages[-len(current) :]] == [
+        m.get("content") for m in current
+    ]
+    return tokens
+
+
+async def test_long_tool_session_always_fits_and_stays_valid(client: httpx.AsyncClient) -> None:
+    rng = random.Random(20261122)
+    session = await create_session(client)
+    sid = session["id"]
+    assemblies = 0
+    largest = 0
+    for turn_number in range(TURNS):
+        text = f"Turn {turn_number}: booking ref BK-{turn_number:04d}. " + words(
+            rng.randint(5, 150), turn_number
+        )
+        prompt = await start_turn(client, sid, text)
+        current: list[dict[str, Any]] = [{"content": text}]
+        largest = max(largest, _check(prompt, current))
+        assemblies += 1
+        for step in range(rng.choice([0, 1, 1, 2])):
+            calls = [f"call_{turn_number}_{step}_{i}" for i in range(rng.randint(1, 2))]
+            # Mostly modest tool output, now and then a large one.
+            results = [
+                words(1800 if rng.random() < 0.08 else rng.randint(20, 600), rng.randint(0, 9))
+                for _ in calls
+            ]
+            prompt = await post_step(client, sid, prompt["turn_id"], calls, results)
+            current += [{"content": None}] + [{"content": r} for r in results]
+            largest = max(largest, _check(prompt, current))
+            assemblies += 1
+        await complete_turn(
+            client, sid, prompt["turn_id"], "Done: " + words(rng.randint(5, 80), turn_number)
+        )
+
+    rows = await audit_rows(client, sid)
+    assert len(rows) == assemblies
+    assert not any(r["overflow_rejected"] for r in rows)
+    assert sum(r["summary_id"] is not None for r in rows) >= 10
+    assert any(r["prune_triggered"] for r in rows)
+    assert largest <= session["budget"]["input_budget"]
