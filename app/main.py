@@ -25,13 +25,16 @@ from app.turns.endpoints import router as turns_router
 
 
 def create_app(
-    settings: Settings | None = None, *, summarizer: Summarizer | None = None
+    settings: Settings | None = None,
+    *,
+    summarizer: Summarizer | None = None,
+    tokenizers: TokenizerRegistry | None = None,
 ) -> FastAPI:
     """Build the app. The engine is made at start-up (lifespan), never at import."""
     settings = settings or get_settings()
     runtime = Runtime(
         settings=settings,
-        tokenizers=TokenizerRegistry(),
+        tokenizers=tokenizers or TokenizerRegistry(),
         summarizer=summarizer or ExtractiveSummarizer(),
         metrics=Metrics(),
     )

@@ -29,6 +29,7 @@ if "TIKTOKEN_CACHE_DIR" not in os.environ and _OFFLINE_BPE.is_dir():
     # Machines without internet cannot download tiktoken's BPE files.
     os.environ["TIKTOKEN_CACHE_DIR"] = str(_OFFLINE_BPE)
 
+from app.budget.tokens import TokenizerRegistry  # noqa: E402
 from app.db import create_engine, migrate  # noqa: E402
 from app.main import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
@@ -146,9 +147,17 @@ class RunningApp:
         self._stack: list[Any] = []
 
     async def start(
-        self, *, summarizer: Summarizer | None = None, **settings: Any
+        self,
+        *,
+        summarizer: Summarizer | None = None,
+        tokenizers: TokenizerRegistry | None = None,
+        **settings: Any,
     ) -> tuple[FastAPI, httpx.AsyncClient]:
-        app = create_app(make_settings(self.database_url, **settings), summarizer=summarizer)
+        app = create_app(
+            make_settings(self.database_url, **settings),
+            summarizer=summarizer,
+            tokenizers=tokenizers,
+        )
         lifespan = app.router.lifespan_context(app)
         await lifespan.__aenter__()
         client = httpx.AsyncClient(

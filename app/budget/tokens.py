@@ -12,7 +12,7 @@ import json
 import logging
 import math
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -199,14 +199,21 @@ def lookup_model(name: str, *, default_context_limit: int = 8192) -> ModelSpec:
     return ModelSpec(name, default_context_limit, None, "o200k_base", 1.25)
 
 
+def load_tiktoken_encoding(name: str) -> Encoding:
+    import tiktoken
+
+    return tiktoken.get_encoding(name)
+
+
 class TokenizerRegistry:
-    """Loads each tiktoken encoding once and hands out counters.
+    """Loads each encoding once and hands out counters.
 
     A failed load is remembered (and logged once): every later request gets the fallback
     counter at once instead of retrying a download that cannot succeed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, load_encoding: Callable[[str], Encoding] = load_tiktoken_encoding) -> None:
+        self._load_encoding = load_encoding
         self._lock = threading.Lock()
         self._loaded: dict[str, TiktokenCounter | None] = {}
 
@@ -215,10 +222,8 @@ class TokenizerRegistry:
             if encoding_name in self._loaded:
                 return self._loaded[encoding_name]
             try:
-                import tiktoken
-
                 counter: TiktokenCounter | None = TiktokenCounter(
-                    encoding_name, tiktoken.get_encoding(encoding_name)
+                    encoding_name, self._load_encoding(encoding_name)
                 )
             except Exception:
                 logger.warning(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.budget.assembly import chat_problems
 from app.budget.summary import SummaryContent
+from app.budget.tokens import TokenizerRegistry
 from app.summarize import SummaryRequest
 from tests.conftest import RunningApp
 from tests.support import (
@@ -267,3 +270,25 @@ async def test_metrics_agree_with_the_audit_table(client: httpx.AsyncClient) -> 
     tokens = families["context_prompt_tokens"]
     count = next(s.value for s in tokens.samples if s.name == "context_prompt_tokens_count")
     assert count == sum(not r["overflow_rejected"] for r in rows)
+
+
+def _offline_loader(name: str) -> Any:
+    raise OSError(f"cannot download {name}: no network")
+
+
+async def test_missing_tokenizer_falls_back_to_the_safe_estimate(apps: RunningApp) -> None:
+    _, client = await apps.start(tokenizers=TokenizerRegistry(_offline_loader))
+    session = await create_session(client, system={"global": "Be brief."}, goal=None, mode=None)
+
+    first = await start_turn(client, session["id"], "x" * 400)
+    second = await start_turn(client, (await create_session(client))["id"], "hello")
+
+    assert first["budget"]["estimator"] == "fallback:chars/4*1.25"
+    # user message: 3 + ceil(4/4*1.25) + ceil(400/4*1.25); system: 3 + 2 + ceil(9/4*1.25)
+    assert first["budget"]["estimated_input_tokens"] == 3 + (3 + 2 + 125) + (3 + 2 + 3)
+    row = (await audit_rows(client, session["id"]))[0]
+    assert row["estimator_fallback"]
+    assert row["estimator"] == "fallback:chars/4*1.25"
+    assert second["budget"]["estimator"] == "fallback:chars/4*1.25"
+    metrics = (await client.get("/metrics")).text
+    assert "context_estimator_fallback_count_total 2.0" in metrics
