@@ -54,6 +54,14 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
+        self.prompt_prefix = Counter(
+            "context_prompt_prefix",
+            "Assembled prompts by whether they kept the session's previous prompt as their "
+            "prefix (kept: the provider's prefix cache hits; changed: a policy event or a "
+            "session edit; first: the session's first prompt).",
+            ["prefix"],
+            registry=r,
+        )
         self.summarizer_fallback_count = Counter(
             "context_summarizer_fallback_count",
             "Summariser failures answered by deterministic truncation.",

@@ -46,6 +46,15 @@ class Settings(BaseSettings):
     protected_window_turns: int = Field(
         default=4, ge=1, description="The newest turns (the current one included) kept raw."
     )
+    low_water_ratio: float = Field(
+        default=0.50,
+        gt=0,
+        le=1,
+        description=(
+            "Where pruning brings usage down to once it fires, so that the next turns only "
+            "append to the prompt (the provider's prefix cache keeps hitting)."
+        ),
+    )
     summary_target_ratio: float = Field(
         default=0.15, gt=0, lt=1, description="A summary's token target, as a share of the budget."
     )
@@ -56,6 +65,8 @@ class Settings(BaseSettings):
     def _thresholds_ordered(self) -> Settings:
         if self.prune_trigger_ratio < self.summary_trigger_ratio:
             raise ValueError("prune_trigger_ratio must be at least summary_trigger_ratio")
+        if self.low_water_ratio > self.summary_trigger_ratio:
+            raise ValueError("low_water_ratio must be at most summary_trigger_ratio")
         return self
 
     @property
@@ -75,6 +86,7 @@ class Settings(BaseSettings):
             prune_trigger_ratio=self.prune_trigger_ratio,
             mandatory_summary_turns=self.mandatory_summary_turns,
             protected_window_turns=self.protected_window_turns,
+            low_water_ratio=self.low_water_ratio,
         )
 
 

@@ -36,6 +36,9 @@ class AuditOut(BaseModel):
     estimator: str
     estimator_fallback: bool
     latency_ms: float
+    prefix_kept: bool | None
+    first_changed_index: int | None
+    change_reason: str | None
     rejection: dict[str, Any] | None
     created_at: datetime
 

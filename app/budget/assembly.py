@@ -9,6 +9,7 @@ form a stable cache prefix.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -146,3 +147,24 @@ def chat_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     if messages and messages[-1].get("role") not in {"user", "tool"}:
         problems.append("the prompt does not end on a user or tool message")
     return problems
+
+
+def prompt_fingerprint(system: ChatMessage | None, message_ids: Sequence[int]) -> list[str]:
+    """A compact identity of a prompt, message by message: stored messages never change, so
+    their ids stand for them; the system message is hashed."""
+    fingerprint = []
+    if system is not None:
+        digest = hashlib.sha256(str(system["content"]).encode()).hexdigest()[:16]
+        fingerprint.append(f"s:{digest}")
+    fingerprint.extend(f"m:{message_id}" for message_id in message_ids)
+    return fingerprint
+
+
+def first_difference(previous: Sequence[str], current: Sequence[str]) -> int | None:
+    """The index of the first message of ``previous`` that ``current`` does not repeat in
+    place; None when ``current`` starts with the whole of ``previous`` (the provider's prefix
+    cache still hits)."""
+    for index, item in enumerate(previous):
+        if index >= len(current) or current[index] != item:
+            return index
+    return None

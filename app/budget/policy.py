@@ -33,6 +33,7 @@ class BudgetSettings:
     prune_trigger_ratio: float = 0.90
     mandatory_summary_turns: int = 8
     protected_window_turns: int = 4
+    low_water_ratio: float = 0.50
 
 
 @dataclass(frozen=True)
@@ -223,37 +224,32 @@ def plan_prune(
     history: Sequence[HistoryMessage],
     current_turn_seq: int,
     anchor_message_ids: frozenset[int] = frozenset(),
+    summarised: bool = False,
 ) -> PrunePlan:
-    """At ≥ 90 % usage, leave out the oldest low-signal units until the prompt is comfortable.
+    """Leave out the oldest low-signal units, down to the low-water mark.
 
-    Outside the protected window, tool chatter, then plain assistant messages, then user
-    messages go, down to the summary threshold, so that the next turns do not prune again at
-    once. Inside the window only completed turns' tool chatter may go, and only as far as
-    getting under the prune threshold. Anchored units and the current turn always stay.
+    Pruning runs at ≥ 90 % usage, and also right after a summary (``summarised``) that left
+    usage at or above the summary threshold: that assembly breaks the prompt cache anyway,
+    and without going further the very next turn would summarise again. Either way it goes
+    down to the low-water mark, so that the following turns only append to the prompt.
+
+    Order: tool exchanges older than the protected window, then plain assistant messages, then
+    user messages, then tool exchanges of the window's completed turns; oldest first within
+    each. The window's user messages and answers, anchored units and the current turn stay.
     """
     usage = fixed_tokens + history_tokens(history)
-    if not _at_least(usage, budget, settings.prune_trigger_ratio):
+    required = _at_least(usage, budget, settings.prune_trigger_ratio)
+    worth_it = summarised and _at_least(usage, budget, settings.summary_trigger_ratio)
+    if not (required or worth_it):
         return PrunePlan(usage, False, (), usage)
-
-    def units(*tiers: PruneTier) -> list[_Unit]:
-        return _prunable_units(
-            history,
-            current_turn_seq=current_turn_seq,
-            first_protected_turn=protected_from_turn(current_turn_seq, settings),
-            anchor_message_ids=anchor_message_ids,
-            tiers=frozenset(tiers),
-        )
-
-    outside = units(PruneTier.OLD_TOOL_CHATTER, PruneTier.OLD_ASSISTANT, PruneTier.OLD_USER)
-    low_water = settings.summary_trigger_ratio * budget.input_budget
-    pruned, remaining = _select(outside, usage, low_water)
-    if _at_least(remaining, budget, settings.prune_trigger_ratio):
-        more, remaining = _select(
-            units(PruneTier.WINDOW_TOOL_CHATTER),
-            remaining,
-            settings.prune_trigger_ratio * budget.input_budget,
-        )
-        pruned.extend(more)
+    units = _prunable_units(
+        history,
+        current_turn_seq=current_turn_seq,
+        first_protected_turn=protected_from_turn(current_turn_seq, settings),
+        anchor_message_ids=anchor_message_ids,
+        tiers=frozenset(PruneTier),
+    )
+    pruned, remaining = _select(units, usage, settings.low_water_ratio * budget.input_budget)
     return PrunePlan(usage, True, tuple(sorted(pruned)), remaining)
 
 
@@ -270,7 +266,7 @@ def plan_fallback_truncation(
     """What to leave out when the summariser failed (seed 003 §9).
 
     Deterministic truncation of the eligible range: its assistant and tool chatter goes,
-    oldest first, until usage is under the summary threshold. User messages and anchored
+    oldest first, down to the low-water mark. User messages and anchored
     messages stay, so what was asked and what the last summary cites survive verbatim.
     """
     eligible_set = frozenset(eligible)
@@ -282,5 +278,5 @@ def plan_fallback_truncation(
         anchor_message_ids=anchor_message_ids,
         tiers=frozenset({PruneTier.OLD_TOOL_CHATTER, PruneTier.OLD_ASSISTANT}),
     )
-    chosen, _ = _select(units, usage, settings.summary_trigger_ratio * budget.input_budget)
+    chosen, _ = _select(units, usage, settings.low_water_ratio * budget.input_budget)
     return tuple(sorted(chosen))

@@ -47,6 +47,9 @@ class SessionRecord(Base):
     turn_count: Mapped[int] = mapped_column(default=0)
     #: Number of messages stored; the next message's seq is ``message_count + 1``.
     message_count: Mapped[int] = mapped_column(default=0)
+    #: The last prompt handed out, message by message (see budget.assembly.prompt_fingerprint),
+    #: to tell whether the next one keeps it as its prefix.
+    prompt_fingerprint: Mapped[list[Any] | None] = mapped_column(NullableJSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
@@ -177,6 +180,13 @@ class AuditRecord(Base):
     estimator: Mapped[str] = mapped_column(String(64))
     estimator_fallback: Mapped[bool] = mapped_column(default=False)
     latency_ms: Mapped[float]
+    #: Whether the prompt starts with the whole previous prompt of the session (the provider's
+    #: prefix cache hits); NULL for the first prompt and for rejections.
+    prefix_kept: Mapped[bool | None]
+    #: When not kept: the index of the first message that changed, and why
+    #: ("summary", "prune", "session_edit").
+    first_changed_index: Mapped[int | None]
+    change_reason: Mapped[str | None] = mapped_column(String(16))
     #: Why it was rejected and what to do, when it was.
     rejection: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

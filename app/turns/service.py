@@ -23,7 +23,9 @@ from app.budget.assembly import (
     ChatMessage,
     ContextBlocks,
     chat_message,
+    first_difference,
     fixed_cost,
+    prompt_fingerprint,
     system_message,
 )
 from app.budget.policy import (
@@ -435,6 +437,7 @@ class TurnService:
             history=remaining,
             current_turn_seq=turn.seq,
             anchor_message_ids=in_force.anchor_message_ids() if in_force else frozenset(),
+            summarised=summarised is not None,
         )
         pruned_seqs = set(prune_plan.pruned)
         if fallback:
@@ -544,9 +547,28 @@ class TurnService:
         if head is not None:
             messages.append(head)
         messages.extend(to_chat(by_seq[m.seq]) for m in final)
+        kept_ids = [by_seq[m.seq].id for m in final]
+
+        fingerprint = prompt_fingerprint(head, kept_ids)
+        if session.prompt_fingerprint is not None:
+            changed_at = first_difference(session.prompt_fingerprint, fingerprint)
+            audit.prefix_kept = changed_at is None
+            audit.first_changed_index = changed_at
+            if changed_at is not None:
+                audit.change_reason = (
+                    "summary"
+                    if summarised is not None
+                    else "prune"
+                    if pruned_ids
+                    else "session_edit"
+                )
+        session.prompt_fingerprint = fingerprint
+        self.metrics.prompt_prefix.labels(
+            {True: "kept", False: "changed", None: "first"}[audit.prefix_kept]
+        ).inc()
 
         audit.turn_id = turn.id
-        audit.kept_message_ids = [by_seq[m.seq].id for m in final]
+        audit.kept_message_ids = kept_ids
         audit.summarised_message_ids = summarised_ids
         audit.pruned_message_ids = pruned_ids
         audit.overflow_rejected = False
