@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import random
 from typing import Any
 
@@ -83,9 +84,7 @@ async def run(turns: int, database_url: str | None) -> dict[str, Any]:
         ]
     system = {"role": "system", "content": "You are a careful assistant."}
     windows = [newest_first_window(system, history[:length], budget) for length in prompt_lengths]
-    window_kept = sum(
-        now[: len(before)] == before for before, now in zip(windows, windows[1:], strict=False)
-    )
+    window_kept = sum(now[: len(before)] == before for before, now in itertools.pairwise(windows))
     contextd_kept = sum(r["prefix_kept"] is True for r in rows)
     comparable = len(rows) - 1
     return {
