@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from app import __version__
 from app.audit.endpoints import router as audit_router
 from app.budget.tokens import TokenizerRegistry, lookup_model
+from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
 from app.errors import error_body, install_error_handlers
 from app.metrics import Metrics, install_metrics
@@ -66,6 +67,7 @@ def create_app(
     app.include_router(sessions_router)
     app.include_router(turns_router)
     app.include_router(audit_router)
+    app.include_router(context_router)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:
