@@ -152,7 +152,7 @@ def test_appending_to_a_trimmed_history_keeps_the_prefix() -> None:
 
 
 def test_normalise_strips_checkpoint_tags_merges_roles_and_drops_duplicate_results() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "hello <checkpoint_id>ab-12</checkpoint_id>there"},
         {"role": "user", "content": "again"},
         {
