@@ -46,8 +46,13 @@ class Usage(BaseModel):
     total_tokens: int | None = Field(default=None, ge=0)
 
 
+PromptFormat = Literal["openai", "anthropic"]
+
+
 class TurnStart(_Input):
     message: UserMessage
+    #: "anthropic": the prompt as {system, messages} for Anthropic's Messages API.
+    format: PromptFormat = "openai"
 
 
 class FunctionCall(_Input):
@@ -77,6 +82,7 @@ class StepRequest(_Input):
     assistant: StepAssistant
     tool_results: list[ToolResult] = Field(min_length=1, max_length=128)
     usage: Usage | None = None
+    format: PromptFormat = "openai"
 
     @model_validator(mode="after")
     def _every_call_answered_once(self) -> StepRequest:
@@ -123,10 +129,13 @@ class Actions(BaseModel):
 
 
 class AssemblyOut(BaseModel):
-    """The next prompt: hand ``messages`` to an OpenAI-compatible chat API as it is."""
+    """The next prompt: hand ``messages`` to an OpenAI-compatible chat API as it is (or, with
+    format "anthropic", ``system`` and ``messages`` to Anthropic's Messages API)."""
 
     turn_id: str
     step: int
+    format: PromptFormat = "openai"
+    system: str | None = None
     messages: list[dict[str, Any]]
     budget: BudgetReport
     actions: Actions

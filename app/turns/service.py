@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.repository import AuditRepository
+from app.budget.anthropic import to_anthropic
 from app.budget.assembly import (
     CURRENT_BLOCK,
     HISTORY_BLOCK,
@@ -59,6 +60,7 @@ from app.turns.schemas import (
     BudgetReport,
     CompleteRequest,
     MessagePage,
+    PromptFormat,
     StepRequest,
     StoredMessage,
     SummaryItemOut,
@@ -170,9 +172,10 @@ class TurnService:
             content=content,
             name=body.message.name,
         )
-        return await self._assemble(
+        assembly = await self._assemble(
             session, turn, step=0, pending=[user], new_turn=True, usage=None, started=started
         )
+        return _in_format(assembly, body.format)
 
     async def post_step(self, session_id: str, turn_id: str, body: StepRequest) -> AssemblyOut:
         """Record the assistant's tool calls and their results; return the next prompt."""
@@ -203,7 +206,7 @@ class TurnService:
             )
             for index, result in enumerate(body.tool_results)
         ]
-        return await self._assemble(
+        assembly = await self._assemble(
             session,
             turn,
             step=step,
@@ -212,6 +215,7 @@ class TurnService:
             usage=body.usage,
             started=started,
         )
+        return _in_format(assembly, body.format)
 
     async def complete_turn(self, session_id: str, turn_id: str, body: CompleteRequest) -> TurnOut:
         """Close a turn with the assistant's answer (or as failed)."""
@@ -599,6 +603,15 @@ class TurnService:
             ),
             audit_id=audit.id,
         )
+
+
+def _in_format(assembly: AssemblyOut, prompt_format: PromptFormat) -> AssemblyOut:
+    if prompt_format == "openai":
+        return assembly
+    converted = to_anthropic(assembly.messages)
+    return assembly.model_copy(
+        update={"format": "anthropic", "system": converted.system, "messages": converted.messages}
+    )
 
 
 def _turn_out(turn: TurnRecord) -> TurnOut:

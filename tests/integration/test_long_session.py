@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from app.budget.anthropic import AnthropicPrompt, anthropic_problems, to_anthropic
 from app.budget.assembly import chat_problems
 from tests.support import (
     audit_rows,
@@ -16,6 +17,7 @@ from tests.support import (
     independent_prompt_tokens,
     post_step,
     start_turn,
+    step_body,
     words,
 )
 
@@ -25,6 +27,7 @@ TURNS = 300
 def _check(prompt: dict[str, Any], current: list[dict[str, Any]]) -> int:
     messages = prompt["messages"]
     assert chat_problems(messages) == []
+    assert anthropic_problems(to_anthropic(messages)) == []
     tokens = independent_prompt_tokens(messages, "gpt-4")
     assert tokens <= prompt["budget"]["estimated_input_tokens"] <= prompt["budget"]["input_budget"]
     # Never dropped: the system layers and everything of the current turn, at the end.
@@ -49,6 +52,18 @@ async def test_long_tool_session_always_fits_and_stays_valid(client: httpx.Async
         current: list[dict[str, Any]] = [{"content": text}]
         largest = max(largest, _check(prompt, current))
         assemblies += 1
+        if turn_number % 25 == 0:
+            # The same stored conversation, rendered for Anthropic by the service itself.
+            native = await client.post(
+                f"/v1/sessions/{sid}/turns/{prompt['turn_id']}/steps",
+                json={**step_body([f"x{turn_number}"], ["ok"]), "format": "anthropic"},
+            )
+            assert native.status_code == 200, native.text
+            body = native.json()
+            assert body["format"] == "anthropic"
+            assert anthropic_problems(AnthropicPrompt(body["system"], body["messages"])) == []
+            current += [{"content": None}, {"content": "ok"}]
+            assemblies += 1
         for step in range(rng.choice([0, 1, 1, 2])):
             calls = [f"call_{turn_number}_{step}_{i}" for i in range(rng.randint(1, 2))]
             # Mostly modest tool output, now and then a large one.
