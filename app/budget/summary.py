@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -30,22 +30,30 @@ class SummaryContent:
         )
 
 
-@dataclass(frozen=True)
-class _Section:
-    title: str
-    items: tuple[SummaryItem, ...] = field(default=())
+SECTION_TITLES = {
+    "key_facts": "Key facts",
+    "decisions": "Decisions",
+    "open_questions": "Open questions",
+    "action_items": "Action items",
+}
+
+
+def has_lines(content: SummaryContent) -> bool:
+    return bool(
+        content.summary_text.strip()
+        or content.key_facts
+        or content.decisions
+        or content.open_questions
+        or content.action_items
+    )
 
 
 def render_summary(content: SummaryContent) -> str:
     """The summary as one stable block of text (same content, same bytes)."""
     lines = [content.summary_text.strip()] if content.summary_text.strip() else []
-    for section in (
-        _Section("Key facts", content.key_facts),
-        _Section("Decisions", content.decisions),
-        _Section("Open questions", content.open_questions),
-        _Section("Action items", content.action_items),
-    ):
-        if section.items:
-            lines.append(f"{section.title}:")
-            lines.extend(f"- {item.text}" for item in section.items)
+    for name, title in SECTION_TITLES.items():
+        items: tuple[SummaryItem, ...] = getattr(content, name)
+        if items:
+            lines.append(f"{title}:")
+            lines.extend(f"- {item.text}" for item in items)
     return "\n".join(lines)

@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.budget.summary import SummaryContent, SummaryItem, render_summary
+from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem, render_summary
+from app.budget.tokens import TokenCounter
 from app.summarize.base import SourceMessage, SummaryRequest
 
 MAX_ITEM_CHARS = 240
@@ -82,6 +83,13 @@ def _candidates(message: SourceMessage) -> list[_Candidate]:
     return found[: _PER_MESSAGE_LIMIT.get(message.role, 2)]
 
 
+def _fit(text: str, limit: int, counter: TokenCounter) -> str:
+    """``text`` cut short (at a word) until it counts at most ``limit`` tokens."""
+    while text and counter.count_text(text) > limit:
+        text = text[: int(len(text) * 0.8)].rsplit(" ", 1)[0] if " " in text else ""
+    return text
+
+
 def _narrative(messages: Iterable[SourceMessage], previous: SummaryContent | None) -> str:
     requests = [_clip(m.text)[:120] for m in messages if m.role == "user" and m.text.strip()]
     count = sum(1 for _ in requests)
@@ -135,16 +143,21 @@ def summarize_extractive(request: SummaryRequest) -> SummaryContent:
     }
     seen: set[str] = set()
     counter = request.counter
-    narrative = _narrative(request.messages, previous)
-    # Budget by line: a line costs what its text costs plus a few tokens of framing; the
-    # final render is counted exactly below and trimmed if the estimate was short.
-    used = counter.count_text(narrative) + 4 * 4
+    target = request.target_tokens
+    # Items carry the facts; the narrative only says what was folded, so it never takes
+    # more than a quarter of the target.
+    narrative = _fit(_narrative(request.messages, previous), target // 4, counter)
+    used = counter.count_text(narrative) + 1
     for field, item in ordered:
         key = _normalise(item.text)
         if not key or key in seen:
             continue
-        cost = counter.count_text(item.text) + 3
-        if used + cost > request.target_tokens:
+        # A line costs its text, its bullet and its line break; the first line of a section
+        # also pays for the section's title.
+        cost = counter.count_text(f"- {item.text}") + 1
+        if not chosen[field]:
+            cost += counter.count_text(f"{SECTION_TITLES[field]}:") + 1
+        if used + cost > target:
             continue
         seen.add(key)
         chosen[field].append(item)
@@ -160,13 +173,15 @@ def summarize_extractive(request: SummaryRequest) -> SummaryContent:
         )
 
     content = build()
+    # Lines were counted apart; tokens can merge across line breaks, so check the whole and
+    # give up the narrative before any item.
     trim_order = ("action_items", "open_questions", "key_facts", "decisions")
-    while counter.count_text(render_summary(content)) > request.target_tokens:
+    while counter.count_text(render_summary(content)) > target:
         fullest = next((f for f in trim_order if chosen[f]), None)
-        if fullest is not None:
-            chosen[fullest].pop()
-        elif narrative:
+        if narrative:
             narrative = narrative[: len(narrative) // 2]
+        elif fullest is not None:
+            chosen[fullest].pop()
         else:
             break
         content = build()
