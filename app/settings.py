@@ -59,6 +59,11 @@ class Settings(BaseSettings):
         default=0.15, gt=0, lt=1, description="A summary's token target, as a share of the budget."
     )
 
+    dedupe_summary_against_memory: bool = Field(
+        default=True,
+        description="Leave out summary lines that repeat a line of the session's memory.",
+    )
+
     summarizer: Literal["extractive"] = "extractive"
 
     @model_validator(mode="after")

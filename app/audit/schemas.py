@@ -23,6 +23,7 @@ class AuditOut(BaseModel):
     estimated_input_tokens_before: int
     estimated_input_tokens_after_summary: int
     estimated_input_tokens_after_prune: int
+    estimated_input_tokens: int | None
     summary_triggered: bool
     summary_reason: str | None
     summary_fallback: bool
@@ -30,6 +31,7 @@ class AuditOut(BaseModel):
     prune_triggered: bool
     overflow_rejected: bool
     blocks: dict[str, int]
+    block_telemetry: dict[str, Any] | None
     kept_message_ids: list[int]
     summarised_message_ids: list[int]
     pruned_message_ids: list[int]

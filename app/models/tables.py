@@ -47,6 +47,8 @@ class SessionRecord(Base):
     turn_count: Mapped[int] = mapped_column(default=0)
     #: Number of messages stored; the next message's seq is ``message_count + 1``.
     message_count: Mapped[int] = mapped_column(default=0)
+    #: Optional per-block token caps: {memory, summary, history, total, min_recent_messages}.
+    block_caps: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
     #: The last prompt handed out, message by message (see budget.assembly.prompt_fingerprint),
     #: to tell whether the next one keeps it as its prefix.
     prompt_fingerprint: Mapped[list[Any] | None] = mapped_column(NullableJSON)
@@ -163,6 +165,8 @@ class AuditRecord(Base):
     estimated_input_tokens_before: Mapped[int]
     estimated_input_tokens_after_summary: Mapped[int]
     estimated_input_tokens_after_prune: Mapped[int]
+    #: What the prompt handed out costs: after pruning and any per-block caps.
+    estimated_input_tokens: Mapped[int | None]
     summary_triggered: Mapped[bool]
     #: "threshold" or "turn_count".
     summary_reason: Mapped[str | None] = mapped_column(String(16))
@@ -173,6 +177,8 @@ class AuditRecord(Base):
     overflow_rejected: Mapped[bool]
     #: Tokens per block of the assembled (or, when rejected, the best possible) prompt.
     blocks: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: What block shaping did: tokens before/after and lines or messages removed, per block.
+    block_telemetry: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
     kept_message_ids: Mapped[list[Any]] = mapped_column(JSON)
     summarised_message_ids: Mapped[list[Any]] = mapped_column(JSON)
     pruned_message_ids: Mapped[list[Any]] = mapped_column(JSON)

@@ -6,7 +6,13 @@ from fastapi import APIRouter, Depends, Path, Response, status
 
 from app.db import DbSession
 from app.runtime import RuntimeDep
-from app.sessions.schemas import SESSION_ID_PATTERN, SessionCreate, SessionOut, SessionUpdate
+from app.sessions.schemas import (
+    SESSION_ID_PATTERN,
+    MemoryUpdate,
+    SessionCreate,
+    SessionOut,
+    SessionUpdate,
+)
 from app.sessions.service import SessionService
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
@@ -39,6 +45,15 @@ async def update_session(
 ) -> SessionOut:
     """Change a session's model, instructions, goal, mode, memory or budget overrides."""
     return await service.update(session_id, body)
+
+
+@router.put("/{session_id}/memory", response_model=SessionOut)
+async def set_memory(
+    session_id: SessionId, body: MemoryUpdate, service: SessionServiceDep
+) -> SessionOut:
+    """Pin memory to the session: shown after the goal and before the summary, and summary
+    lines that repeat it are left out."""
+    return await service.set_memory(session_id, body)
 
 
 @router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)

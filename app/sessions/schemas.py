@@ -21,6 +21,23 @@ class SystemLayers(_Input):
     role: str | None = Field(default=None, max_length=200_000)
 
 
+class BlockCaps(_Input):
+    """Optional token caps per prompt block. Over the total, history goes first (oldest
+    first, never the newest ``min_recent_messages``), then the summary, then memory."""
+
+    memory: int | None = Field(default=None, gt=0)
+    summary: int | None = Field(default=None, gt=0)
+    history: int | None = Field(default=None, ge=0)
+    total: int | None = Field(default=None, gt=0)
+    min_recent_messages: int = Field(default=2, ge=0)
+
+
+class MemoryUpdate(_Input):
+    """The session's pinned memory, shown after the goal and before the summary."""
+
+    memory: str | None = Field(max_length=200_000)
+
+
 class SessionCreate(_Input):
     id: str | None = Field(default=None, pattern=SESSION_ID_PATTERN)
     model: str = Field(min_length=1, max_length=200)
@@ -31,6 +48,7 @@ class SessionCreate(_Input):
     memory: str | None = Field(default=None, max_length=200_000)
     max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
     context_limit: int | None = Field(default=None, gt=0, le=100_000_000)
+    block_caps: BlockCaps | None = None
 
 
 class SessionUpdate(_Input):
@@ -44,6 +62,7 @@ class SessionUpdate(_Input):
     memory: str | None = Field(default=None, max_length=200_000)
     max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
     context_limit: int | None = Field(default=None, gt=0, le=100_000_000)
+    block_caps: BlockCaps | None = None
 
 
 class BudgetOut(BaseModel):
@@ -73,6 +92,7 @@ class SessionOut(BaseModel):
     memory: str | None
     max_output_tokens: int | None
     context_limit: int | None
+    block_caps: BlockCaps | None
     budget: BudgetOut
     turn_count: int
     message_count: int

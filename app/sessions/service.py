@@ -13,7 +13,9 @@ from app.errors import ConflictError, InvalidBudgetError, NotFoundError
 from app.models import SessionRecord
 from app.sessions.repository import SessionRepository
 from app.sessions.schemas import (
+    BlockCaps,
     BudgetOut,
+    MemoryUpdate,
     SessionCreate,
     SessionOut,
     SessionUpdate,
@@ -111,6 +113,7 @@ class SessionService:
             memory=request.memory,
             max_output_tokens=request.max_output_tokens,
             context_limit=request.context_limit,
+            block_caps=request.block_caps.model_dump() if request.block_caps else None,
             turn_count=0,
             message_count=0,
         )
@@ -148,9 +151,19 @@ class SessionService:
             record.system_role = layers.role if layers else None
         if "metadata" in changes:
             record.session_metadata = request.metadata or {}
+        if "block_caps" in changes:
+            record.block_caps = request.block_caps.model_dump() if request.block_caps else None
         for field in ("goal", "mode", "memory", "max_output_tokens", "context_limit"):
             if field in changes:
                 setattr(record, field, changes[field])
+        await self.db.flush()
+        await self.db.refresh(record)
+        return await self._out(record)
+
+    async def set_memory(self, session_id: str, request: MemoryUpdate) -> SessionOut:
+        """Replace the session's pinned memory (null clears it)."""
+        record = await self.require(session_id, lock=True)
+        record.memory = request.memory
         await self.db.flush()
         await self.db.refresh(record)
         return await self._out(record)
@@ -177,6 +190,7 @@ class SessionService:
             memory=record.memory,
             max_output_tokens=record.max_output_tokens,
             context_limit=record.context_limit,
+            block_caps=BlockCaps(**record.block_caps) if record.block_caps else None,
             budget=BudgetOut(
                 model_context_limit=resolved.budget.model_context_limit,
                 output_reserve=resolved.budget.output_reserve,

@@ -21,6 +21,7 @@ from app.budget.anthropic import to_anthropic
 from app.budget.assembly import (
     CURRENT_BLOCK,
     HISTORY_BLOCK,
+    SUMMARY_BLOCK,
     ChatMessage,
     ContextBlocks,
     chat_message,
@@ -29,6 +30,14 @@ from app.budget.assembly import (
     prompt_fingerprint,
     system_message,
 )
+from app.budget.blocks import (
+    BlockCaps,
+    BlockTelemetry,
+    cap_summary,
+    cap_text,
+    dedupe_summary,
+    history_over_cap,
+)
 from app.budget.policy import (
     HistoryMessage,
     history_tokens,
@@ -36,7 +45,7 @@ from app.budget.policy import (
     plan_prune,
     plan_summary,
 )
-from app.budget.summary import SummaryContent, SummaryItem, render_summary
+from app.budget.summary import SummaryContent, SummaryItem, has_lines, render_summary
 from app.budget.tokens import TokenCounter, content_text, count_message
 from app.errors import BudgetExceededError, ConflictError, NotFoundError
 from app.models import (
@@ -128,6 +137,85 @@ class _Summarised:
     rendered: str
     tokens: int
     sources: list[MessageRecord]
+
+
+@dataclass
+class _BlockShaper:
+    """Memory and summary as the prompt shows them: summary lines that repeat memory dropped,
+    each block within its cap (read-time and deterministic, so the prefix stays stable)."""
+
+    session: SessionRecord
+    counter: TokenCounter
+    caps: BlockCaps
+    dedupe: bool
+    telemetry: dict[str, BlockTelemetry]
+
+    def blocks(self, summary: SummaryContent | None, *, room: int | None = None) -> ContextBlocks:
+        """The session's blocks; ``room`` squeezes summary then memory under a total cap."""
+        memory_cap = self.caps.memory
+        summary_cap = self.caps.summary
+        if room is not None:
+            summary_cap = room if summary_cap is None else min(summary_cap, room)
+        memory, memory_removed = cap_text(self.session.memory, memory_cap, self.counter)
+        rendered: str | None = None
+        if summary is not None:
+            shown, duplicates = dedupe_summary(summary, memory) if self.dedupe else (summary, 0)
+            shown, capped = cap_summary(shown, summary_cap, self.counter)
+            rendered = render_summary(shown) if has_lines(shown) else None
+            changed = duplicates + capped
+            after = self.counter.count_text(rendered) if changed and rendered else 0
+            self.telemetry["summary"] = BlockTelemetry(
+                tokens_before=self.counter.count_text(render_summary(summary)) if changed else 0,
+                tokens_after=after,
+                lines_removed=changed,
+                extra={"duplicate_lines_removed": duplicates},
+            )
+        if room is not None and rendered is None and memory is not None:
+            memory, more = cap_text(memory, room, self.counter)
+            memory_removed += more
+        self.telemetry["memory"] = BlockTelemetry(
+            tokens_before=self.counter.count_text(self.session.memory or "")
+            if memory_removed
+            else 0,
+            tokens_after=self.counter.count_text(memory or "") if memory_removed else 0,
+            lines_removed=memory_removed,
+        )
+        return ContextBlocks(
+            system_layers=tuple(
+                layer
+                for layer in (
+                    self.session.system_global,
+                    self.session.system_mode,
+                    self.session.system_role,
+                )
+                if layer
+            ),
+            goal=self.session.goal,
+            mode=self.session.mode,
+            memory=memory,
+            summary=rendered,
+        )
+
+
+def _telemetry(
+    shaper: _BlockShaper, blocks: dict[str, int], history_before: int, history_removed: int
+) -> dict[str, Any]:
+    """Per-block tokens before and after shaping, and what was removed (seed 000 §6)."""
+    report: dict[str, Any] = {}
+    for name, telemetry in shaper.telemetry.items():
+        if not telemetry.lines_removed:
+            telemetry.tokens_before = telemetry.tokens_after = blocks[name]
+        report[name] = telemetry.as_dict()
+    report["history"] = {
+        "tokens_before": history_before,
+        "tokens_after": blocks[HISTORY_BLOCK],
+        "messages_removed": history_removed,
+    }
+    return report
+
+
+def _caps(session: SessionRecord) -> BlockCaps:
+    return BlockCaps(**(session.block_caps or {}))
 
 
 class TurnService:
@@ -325,6 +413,30 @@ class TurnService:
                 record.token_count = count_message(counter, to_chat(record))
                 record.token_encoding = counter.name
 
+    @staticmethod
+    def _over_caps(
+        history: list[HistoryMessage],
+        *,
+        caps: BlockCaps,
+        fixed_tokens: int,
+        current_turn_seq: int,
+        anchors: frozenset[int],
+    ) -> tuple[int, ...]:
+        """Seqs the history cap (or, history first, the total cap) leaves out."""
+        current = history_tokens(m for m in history if m.turn_seq == current_turn_seq)
+        limits = [caps.history] if caps.history is not None else []
+        if caps.total is not None:
+            limits.append(caps.total - fixed_tokens - current)
+        if not limits:
+            return ()
+        return history_over_cap(
+            history,
+            current_turn_seq=current_turn_seq,
+            limit=max(0, min(limits)),
+            min_recent_messages=caps.min_recent_messages,
+            anchor_message_ids=anchors,
+        )
+
     async def _summarise(
         self,
         *,
@@ -374,17 +486,11 @@ class TurnService:
 
         latest = await self.turns.latest_summary(session.id)
         previous = summary_content(latest) if latest else None
-        blocks = ContextBlocks(
-            system_layers=tuple(
-                layer
-                for layer in (session.system_global, session.system_mode, session.system_role)
-                if layer
-            ),
-            goal=session.goal,
-            mode=session.mode,
-            memory=session.memory,
-            summary=latest.rendered if latest else None,
+        caps = _caps(session)
+        shaper = _BlockShaper(
+            session, counter, caps, self.settings.dedupe_summary_against_memory, {}
         )
+        blocks = shaper.blocks(previous)
         fixed = fixed_cost(counter, blocks)
 
         summary_plan = plan_summary(
@@ -429,7 +535,7 @@ class TurnService:
                 )
             else:
                 left_out.update(summary_plan.eligible)
-                blocks = blocks.with_summary(summarised.rendered)
+                blocks = shaper.blocks(summarised.content)
                 fixed = fixed_cost(counter, blocks)
 
         remaining = [m for m in history if m.seq not in left_out]
@@ -447,6 +553,24 @@ class TurnService:
         if fallback:
             pruned_seqs |= left_out
         final = [m for m in remaining if m.seq not in pruned_seqs]
+        history_before = history_tokens(m for m in final if m.turn_seq != turn.seq)
+        over_cap = self._over_caps(
+            final,
+            caps=caps,
+            fixed_tokens=fixed.tokens,
+            current_turn_seq=turn.seq,
+            anchors=in_force.anchor_message_ids() if in_force else frozenset(),
+        )
+        if over_cap:
+            # Left out of this prompt only: they stay active, so a later summary still reads
+            # them (a cap is a shape for the prompt, not a decision about history).
+            final = [m for m in final if m.seq not in set(over_cap)]
+        if caps.total is not None and fixed.tokens + history_tokens(final) > caps.total:
+            # History is down to its floor: squeeze the summary, then memory (seed 000 order).
+            room = caps.total - history_tokens(final) - (fixed.tokens - fixed.blocks[SUMMARY_BLOCK])
+            blocks = shaper.blocks(in_force, room=max(0, room))
+            fixed = fixed_cost(counter, blocks)
+        final_tokens = fixed.tokens + history_tokens(final)
         report_blocks = {
             **fixed.blocks,
             HISTORY_BLOCK: history_tokens(m for m in final if m.turn_seq != turn.seq),
@@ -465,20 +589,22 @@ class TurnService:
             estimated_input_tokens_before=summary_plan.usage_before,
             estimated_input_tokens_after_summary=usage_after_summary,
             estimated_input_tokens_after_prune=prune_plan.usage_after_prune,
+            estimated_input_tokens=final_tokens,
             summary_triggered=summary_plan.triggered,
             summary_reason=summary_plan.reason,
             summary_fallback=fallback,
             prune_triggered=prune_plan.triggered,
             blocks=report_blocks,
+            block_telemetry=_telemetry(shaper, report_blocks, history_before, len(over_cap)),
             estimator=counter.name,
             estimator_fallback=resolved.estimator_fallback,
         )
         if resolved.estimator_fallback:
             self.metrics.estimator_fallback_count.inc()
 
-        if not prune_plan.fits(budget):
+        if final_tokens > budget.input_budget:
             rejection = {
-                "estimated_input_tokens": prune_plan.usage_after_prune,
+                "estimated_input_tokens": final_tokens,
                 "input_budget": budget.input_budget,
                 "model_context_limit": budget.model_context_limit,
                 "blocks": report_blocks,
@@ -494,7 +620,7 @@ class TurnService:
             await self.db.flush()
             self.metrics.overflow_reject_count.inc()
             raise BudgetExceededError(
-                f"the prompt needs {prune_plan.usage_after_prune} tokens even after summarising "
+                f"the prompt needs {final_tokens} tokens even after summarising "
                 f"and pruning, over the input budget of {budget.input_budget}",
                 details={**rejection, "audit_id": audit.id},
             )
@@ -564,6 +690,8 @@ class TurnService:
                     if summarised is not None
                     else "prune"
                     if pruned_ids
+                    else "block_cap"
+                    if over_cap
                     else "session_edit"
                 )
         session.prompt_fingerprint = fingerprint
@@ -580,7 +708,7 @@ class TurnService:
         self.audit.add(audit)
         await self.db.flush()
 
-        self.metrics.prompt_tokens.labels(session.model).observe(prune_plan.usage_after_prune)
+        self.metrics.prompt_tokens.labels(session.model).observe(final_tokens)
         self.metrics.assembly_latency.observe(time.perf_counter() - started)
         return AssemblyOut(
             turn_id=turn.id,
@@ -589,7 +717,7 @@ class TurnService:
             budget=BudgetReport(
                 model_context_limit=budget.model_context_limit,
                 input_budget=budget.input_budget,
-                estimated_input_tokens=prune_plan.usage_after_prune,
+                estimated_input_tokens=final_tokens,
                 blocks=report_blocks,
                 estimator=counter.name,
             ),
