@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.conftest import RunningApp
 from tests.support import (
     audit_rows,
     complete_turn,
@@ -92,3 +93,15 @@ async def test_prefix_metric_counts_what_the_audit_says(client: httpx.AsyncClien
     assert by_label["kept"] == sum(r["prefix_kept"] is True for r in rows)
     assert by_label["changed"] == sum(r["prefix_kept"] is False for r in rows) > 0
     assert by_label["first"] == 1
+
+
+async def test_the_eight_turn_summary_can_be_turned_off(apps: RunningApp) -> None:
+    _, client = await apps.start(mandatory_summary_turns=0)
+    session = await create_session(client)
+    for number in range(12):
+        prompt = await start_turn(client, session["id"], f"Small question {number}")
+        await complete_turn(client, session["id"], prompt["turn_id"], "Small answer.")
+
+    rows = await audit_rows(client, session["id"])
+    assert not any(r["summary_triggered"] for r in rows)
+    assert all(r["prefix_kept"] for r in rows[1:])
