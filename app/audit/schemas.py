@@ -35,6 +35,8 @@ class AuditOut(BaseModel):
     pruned_message_ids: list[int]
     estimator: str
     estimator_fallback: bool
+    #: The calibration ratio in force (1.0: none); ``input_budget`` is already divided by it.
+    calibration_ratio: float
     latency_ms: float
     rejection: dict[str, Any] | None
     created_at: datetime

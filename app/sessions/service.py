@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.budget.policy import Budget, compute_budget
-from app.budget.tokens import ModelSpec, TokenCounter, TokenizerRegistry, lookup_model
+from app.budget.tokens import ModelSpec, TokenCounter, TokenizerRegistry
 from app.errors import ConflictError, InvalidBudgetError, NotFoundError
 from app.models import SessionRecord
 from app.sessions.repository import SessionRepository
@@ -20,6 +22,7 @@ from app.sessions.schemas import (
     SystemLayersOut,
 )
 from app.settings import Settings
+from app.tokens.schemas import ToolDefinition
 
 DEFAULT_TENANT = "default"
 
@@ -32,6 +35,20 @@ class SessionBudget:
     budget: Budget
     counter: TokenCounter
     estimator_fallback: bool
+    #: The calibration ratio in force: ``budget.input_budget`` is the model's input budget
+    #: divided by it, which is the same as counting every estimate that much higher.
+    calibration_ratio: float = 1.0
+
+    def calibrated(self, ratio: float) -> SessionBudget:
+        """The budget with a calibration ratio applied (1.0 leaves it as it is)."""
+        if ratio == 1.0:
+            return self
+        input_budget = max(1, math.floor(self.budget.input_budget / ratio))
+        return replace(
+            self,
+            budget=replace(self.budget, input_budget=input_budget),
+            calibration_ratio=ratio,
+        )
 
 
 def resolve_budget(
@@ -42,7 +59,7 @@ def resolve_budget(
     settings: Settings,
     tokenizers: TokenizerRegistry,
 ) -> SessionBudget:
-    spec = lookup_model(model, default_context_limit=settings.default_context_limit)
+    spec = tokenizers.lookup(model, default_context_limit=settings.default_context_limit)
     budget = compute_budget(
         model_context_limit=context_limit or spec.context_limit,
         max_output_tokens=max_output_tokens or settings.max_output_tokens,
@@ -109,6 +126,7 @@ class SessionService:
             mode=request.mode,
             session_metadata=request.metadata,
             memory=request.memory,
+            tools=_tools(request.tools),
             max_output_tokens=request.max_output_tokens,
             context_limit=request.context_limit,
             turn_count=0,
@@ -148,6 +166,8 @@ class SessionService:
             record.system_role = layers.role if layers else None
         if "metadata" in changes:
             record.session_metadata = request.metadata or {}
+        if "tools" in changes:
+            record.tools = _tools(request.tools)
         for field in ("goal", "mode", "memory", "max_output_tokens", "context_limit"):
             if field in changes:
                 setattr(record, field, changes[field])
@@ -175,6 +195,7 @@ class SessionService:
             mode=record.mode,
             metadata=record.session_metadata,
             memory=record.memory,
+            tools=record.tools,
             max_output_tokens=record.max_output_tokens,
             context_limit=record.context_limit,
             budget=BudgetOut(
@@ -190,3 +211,9 @@ class SessionService:
             created_at=record.created_at,
             updated_at=record.updated_at,
         )
+
+
+def _tools(tools: list[ToolDefinition] | None) -> list[dict[str, Any]] | None:
+    if not tools:
+        return None
+    return [tool.model_dump(mode="json", exclude_none=True) for tool in tools]

@@ -50,6 +50,7 @@ from app.runtime import Runtime
 from app.sessions.repository import SessionRepository
 from app.sessions.service import SessionBudget, SessionService, session_budget
 from app.summarize import SourceMessage, SummaryRequest
+from app.tokens.service import CalibrationService
 from app.turns.repository import TurnRepository
 from app.turns.schemas import (
     Actions,
@@ -136,6 +137,9 @@ class TurnService:
         self.session_rows = SessionRepository(db)
         self.turns = TurnRepository(db)
         self.audit = AuditRepository(db)
+        self.calibration = CalibrationService(
+            db, settings=runtime.settings, tokenizers=runtime.tokenizers, metrics=runtime.metrics
+        )
 
     # -- the agent's calls ------------------------------------------------------------------
 
@@ -201,6 +205,8 @@ class TurnService:
             )
             for index, result in enumerate(body.tool_results)
         ]
+        # The usage reported here is the provider's count of the previous step's prompt.
+        await self.calibration.learn(session, turn, step=turn.steps, usage=body.usage)
         return await self._assemble(
             session,
             turn,
@@ -215,6 +221,7 @@ class TurnService:
         """Close a turn with the assistant's answer (or as failed)."""
         session = await self.sessions.require(session_id, lock=True)
         turn = await self._open_turn(session_id, turn_id)
+        await self.calibration.learn(session, turn, step=turn.steps, usage=body.usage)
         if body.assistant.content:
             resolved = session_budget(
                 session, settings=self.settings, tokenizers=self.runtime.tokenizers
@@ -358,6 +365,7 @@ class TurnService:
         resolved = session_budget(
             session, settings=self.settings, tokenizers=self.runtime.tokenizers
         )
+        resolved = await self.calibration.apply(session.tenant_id, resolved)
         budget, counter = resolved.budget, resolved.counter
 
         stored = list(await self.turns.active_messages(session.id))
@@ -378,6 +386,7 @@ class TurnService:
             mode=session.mode,
             memory=session.memory,
             summary=latest.rendered if latest else None,
+            tools=tuple(session.tools or ()),
         )
         fixed = fixed_cost(counter, blocks)
 
@@ -465,6 +474,7 @@ class TurnService:
             blocks=report_blocks,
             estimator=counter.name,
             estimator_fallback=resolved.estimator_fallback,
+            calibration_ratio=resolved.calibration_ratio,
         )
         if resolved.estimator_fallback:
             self.metrics.estimator_fallback_count.inc()
@@ -474,6 +484,7 @@ class TurnService:
                 "estimated_input_tokens": prune_plan.usage_after_prune,
                 "input_budget": budget.input_budget,
                 "model_context_limit": budget.model_context_limit,
+                "calibration_ratio": resolved.calibration_ratio,
                 "blocks": report_blocks,
                 "guidance": OVERFLOW_GUIDANCE,
             }
@@ -566,6 +577,7 @@ class TurnService:
                 estimated_input_tokens=prune_plan.usage_after_prune,
                 blocks=report_blocks,
                 estimator=counter.name,
+                calibration_ratio=resolved.calibration_ratio,
             ),
             actions=Actions(
                 summary_triggered=summary_plan.triggered,
