@@ -22,6 +22,7 @@ from app.sessions.schemas import (
     SystemLayersOut,
 )
 from app.settings import Settings
+from app.tokens.calibration import CalibrationService
 from app.tokens.schemas import ToolDefinition
 
 DEFAULT_TENANT = "default"
@@ -102,6 +103,7 @@ class SessionService:
         self.db = db
         self.settings = settings
         self.tokenizers = tokenizers
+        self.calibration = CalibrationService(db, settings=settings, tokenizers=tokenizers)
 
     async def create(self, request: SessionCreate) -> SessionOut:
         """Create a session; 409 when the chosen id is taken, 422 when its budget is empty."""
@@ -182,7 +184,10 @@ class SessionService:
         await self.db.flush()
 
     async def _out(self, record: SessionRecord) -> SessionOut:
-        resolved = session_budget(record, settings=self.settings, tokenizers=self.tokenizers)
+        resolved = await self.calibration.apply(
+            record.tenant_id,
+            session_budget(record, settings=self.settings, tokenizers=self.tokenizers),
+        )
         open_turn = await self.sessions.open_turn(record.id)
         return SessionOut(
             id=record.id,
@@ -204,6 +209,7 @@ class SessionService:
                 overhead_reserve=resolved.budget.overhead_reserve,
                 input_budget=resolved.budget.input_budget,
                 estimator=resolved.counter.name,
+                calibration_ratio=resolved.calibration_ratio,
             ),
             turn_count=record.turn_count,
             message_count=record.message_count,

@@ -50,7 +50,7 @@ from app.runtime import Runtime
 from app.sessions.repository import SessionRepository
 from app.sessions.service import SessionBudget, SessionService, session_budget
 from app.summarize import SourceMessage, SummaryRequest
-from app.tokens.service import CalibrationService
+from app.tokens.calibration import CalibrationService
 from app.turns.repository import TurnRepository
 from app.turns.schemas import (
     Actions,

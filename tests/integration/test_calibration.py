@@ -99,7 +99,7 @@ async def test_budgets_converge_so_that_no_prompt_overflows_the_real_window(
     assert max(after_first_turn) > 0.85 * INPUT_BUDGET
 
 
-async def test_the_ratio_in_force_is_in_every_audit_row_and_in_the_model_table(
+async def test_the_ratio_in_force_is_in_audit_rows_the_session_and_the_model_table(
     acme: httpx.AsyncClient,
 ) -> None:
     session = await create_session(acme, model="acme-llm")
@@ -107,6 +107,7 @@ async def test_the_ratio_in_force_is_in_every_audit_row_and_in_the_model_table(
     await agent_loop(acme, session["id"], turns=2, report_usage=True)
     rows = await audit_rows(acme, session["id"])
     model = (await acme.get("/v1/models/acme-llm")).json()
+    budget = (await acme.get(f"/v1/sessions/{session['id']}")).json()["budget"]
 
     assert rows[0]["calibration_ratio"] == 1.0
     assert all(row["calibration_ratio"] >= REAL_TO_PROXY for row in rows[1:])
@@ -115,6 +116,8 @@ async def test_the_ratio_in_force_is_in_every_audit_row_and_in_the_model_table(
     )
     assert model["calibration"]["samples"] == 6
     assert model["calibration"]["ratio"] == pytest.approx(REAL_TO_PROXY, abs=0.01)
+    assert budget["calibration_ratio"] == model["calibration"]["ratio"]
+    assert budget["input_budget"] == math.floor(INPUT_BUDGET / budget["calibration_ratio"])
 
 
 async def _first_turn_with_usage(
