@@ -1,4 +1,4 @@
-"""The ``contextd`` command: ``serve`` and ``migrate``."""
+"""The ``contextd`` command: ``serve``, ``migrate`` and ``tokenizers``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import logging
 import sys
 
 from app.settings import Settings
+from app.tokens.models_file import ModelsFileError
 
 
 def _migrate(settings: Settings) -> None:
@@ -21,6 +22,32 @@ def _migrate(settings: Settings) -> None:
             await engine.dispose()
 
     asyncio.run(run())
+
+
+def _tokenizers(settings: Settings) -> int:
+    """Print which encodings count offline; 1 when one the model table uses is missing."""
+    from app.tokens.models_file import model_registry
+    from app.tokens.offline import tiktoken_cache_dir, tokenizer_statuses
+
+    cache_dir = tiktoken_cache_dir(settings.tiktoken_cache_dir)
+    where = "TIKTOKEN_CACHE_DIR" if settings.tiktoken_cache_dir else "tiktoken's default"
+    print(f"tiktoken cache: {cache_dir} ({where})")  # noqa: T201
+    statuses = tokenizer_statuses(model_registry(settings.models_file), cache_dir=cache_dir)
+    for status in statuses:
+        state = "available offline" if status.available else "MISSING"
+        shown = ", ".join(status.models[:4]) + (" …" if len(status.models) > 4 else "")
+        print(  # noqa: T201
+            f"  {status.kind:24} {state:18} {len(status.models):3} model(s): {shown}\n"
+            f"  {'':24} {status.location}"
+        )
+    missing = [status for status in statuses if not status.available]
+    if missing:
+        print(  # noqa: T201
+            "contextd counts the models of a missing encoding with chars/4 * 1.25 (it errs "
+            "high, but is not exact): copy the files above into the cache folder and set "
+            "TIKTOKEN_CACHE_DIR (README, Token counting)"
+        )
+    return 1 if missing else 0
 
 
 def _serve(settings: Settings, host: str, port: int) -> None:
@@ -43,7 +70,12 @@ def _serve(settings: Settings, host: str, port: int) -> None:
     except SchemaNotReadyError as error:
         print(f"contextd: {error}", file=sys.stderr)  # noqa: T201
         raise SystemExit(2) from error
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level.lower())
+    try:
+        app = create_app(settings)
+    except ModelsFileError as error:
+        print(f"contextd: {error}", file=sys.stderr)  # noqa: T201
+        raise SystemExit(2) from error
+    uvicorn.run(app, host=host, port=port, log_level=settings.log_level.lower())
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -56,6 +88,9 @@ def main(argv: list[str] | None = None) -> None:
         "--migrate", action="store_true", help="apply pending migrations before serving"
     )
     commands.add_parser("migrate", help="bring the database schema up to date")
+    commands.add_parser(
+        "tokenizers", help="list the encodings the model table uses and whether they load offline"
+    )
     args = parser.parse_args(argv)
 
     settings = Settings()
@@ -63,6 +98,12 @@ def main(argv: list[str] | None = None) -> None:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    if args.command == "tokenizers":
+        try:
+            raise SystemExit(_tokenizers(settings))
+        except ModelsFileError as error:
+            print(f"contextd: {error}", file=sys.stderr)  # noqa: T201
+            raise SystemExit(2) from error
     if args.command == "migrate":
         _migrate(settings)
         print(f"contextd: database at {settings.database_url} is up to date")  # noqa: T201

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from app import __version__
 from app.audit.endpoints import router as audit_router
-from app.budget.tokens import TokenizerRegistry, lookup_model
+from app.budget.tokens import TokenizerRegistry
 from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
 from app.errors import error_body, install_error_handlers
@@ -22,6 +22,8 @@ from app.runtime import Runtime
 from app.sessions.endpoints import router as sessions_router
 from app.settings import Settings, get_settings
 from app.summarize import ExtractiveSummarizer, Summarizer
+from app.tokens.endpoints import router as tokens_router
+from app.tokens.models_file import check_tokenizer_files, model_registry
 from app.turns.endpoints import router as turns_router
 
 
@@ -31,11 +33,18 @@ def create_app(
     summarizer: Summarizer | None = None,
     tokenizers: TokenizerRegistry | None = None,
 ) -> FastAPI:
-    """Build the app. The engine is made at start-up (lifespan), never at import."""
+    """Build the app. The engine is made at start-up (lifespan), never at import.
+
+    A models file that cannot be used raises :class:`app.tokens.models_file.ModelsFileError`
+    here, before anything serves.
+    """
     settings = settings or get_settings()
+    if tokenizers is None:
+        tokenizers = TokenizerRegistry(models=model_registry(settings.models_file))
+        check_tokenizer_files(tokenizers, settings.models_file)
     runtime = Runtime(
         settings=settings,
-        tokenizers=tokenizers or TokenizerRegistry(),
+        tokenizers=tokenizers,
         summarizer=summarizer or ExtractiveSummarizer(),
         metrics=Metrics(),
     )
@@ -47,7 +56,7 @@ def create_app(
             await ensure_schema(engine, auto_migrate=settings.migrates_at_startup)
             # Load the default encodings now rather than on the first turn.
             for model in ("gpt-4o", "gpt-4"):
-                spec = lookup_model(model)
+                spec = runtime.tokenizers.lookup(model)
                 await anyio.to_thread.run_sync(runtime.tokenizers.counter_for, spec)
             app.state.engine = engine
             app.state.sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
@@ -68,6 +77,7 @@ def create_app(
     app.include_router(turns_router)
     app.include_router(audit_router)
     app.include_router(context_router)
+    app.include_router(tokens_router)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:

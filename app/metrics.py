@@ -72,6 +72,12 @@ class Metrics:
             "Assemblies counted with the fallback estimator because no tokenizer loaded.",
             registry=r,
         )
+        self.calibration_observations = Counter(
+            "context_calibration_observation_count",
+            "Usage reports seen by calibration, by verdict: taken, invalid or outlier.",
+            ["verdict"],
+            registry=r,
+        )
         self.http_requests = Counter(
             "http_requests",
             "HTTP requests served.",

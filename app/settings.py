@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.budget.calibration import CalibrationSettings
 from app.budget.policy import BudgetSettings
 
 
@@ -66,6 +68,30 @@ class Settings(BaseSettings):
 
     summarizer: Literal["extractive"] = "extractive"
 
+    # Token counting (README "Token counting").
+    models_file: Path | None = Field(
+        default=None,
+        description=(
+            "A JSON or TOML file of model entries that extend or override the built-in model "
+            "table; a bad file stops start-up with the reason."
+        ),
+    )
+    calibration: bool = Field(
+        default=True,
+        description=(
+            "Learn, per tenant and model, how far the provider's usage.prompt_tokens run from "
+            "contextd's count, and hold later prompts to the budget in the provider's tokens."
+        ),
+    )
+    calibration_min_prompt_tokens: int = Field(
+        default=100, ge=1, description="Usage reports for smaller prompts are not learnt from."
+    )
+    tiktoken_cache_dir: Path | None = Field(
+        default=None,
+        validation_alias="TIKTOKEN_CACHE_DIR",
+        description="Where tiktoken reads its encoding files (tiktoken's own variable).",
+    )
+
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> Settings:
         if self.prune_trigger_ratio < self.summary_trigger_ratio:
@@ -93,6 +119,9 @@ class Settings(BaseSettings):
             protected_window_turns=self.protected_window_turns,
             low_water_ratio=self.low_water_ratio,
         )
+
+    def calibration_settings(self) -> CalibrationSettings:
+        return CalibrationSettings(min_prompt_tokens=self.calibration_min_prompt_tokens)
 
 
 @lru_cache

@@ -15,6 +15,7 @@ _OFFLINE_BPE = Path(__file__).resolve().parent.parent.parent / "shared" / "tikto
 if "TIKTOKEN_CACHE_DIR" not in os.environ and _OFFLINE_BPE.is_dir():
     os.environ["TIKTOKEN_CACHE_DIR"] = str(_OFFLINE_BPE)
 
+from app.budget.tokens import TokenizerRegistry  # noqa: E402
 from app.main import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
 
@@ -25,12 +26,14 @@ def machine() -> str:
 
 
 @asynccontextmanager
-async def running_app(database_url: str | None = None) -> AsyncIterator[httpx.AsyncClient]:
+async def running_app(
+    database_url: str | None = None, *, tokenizers: TokenizerRegistry | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
     """The real app (lifespan, migrations) on ``database_url`` or a throwaway SQLite file."""
     with tempfile.TemporaryDirectory() as folder:
         url = database_url or f"sqlite+aiosqlite:///{folder}/bench.db"
         settings = Settings(_env_file=None, database_url=url, auto_migrate=True)
-        app = create_app(settings)
+        app = create_app(settings, tokenizers=tokenizers)
         async with (
             app.router.lifespan_context(app),
             httpx.AsyncClient(

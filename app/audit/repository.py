@@ -21,6 +21,24 @@ class AuditRepository:
     async def get(self, audit_id: int) -> AuditRecord | None:
         return await self.db.get(AuditRecord, audit_id)
 
+    async def accepted_assembly(
+        self, session_id: str, turn_id: str, step: int
+    ) -> AuditRecord | None:
+        """The accepted assembly of one step of a turn: the prompt an agent's next report
+        of usage is about."""
+        query = (
+            select(AuditRecord)
+            .where(
+                AuditRecord.session_id == session_id,
+                AuditRecord.turn_id == turn_id,
+                AuditRecord.step == step,
+                AuditRecord.overflow_rejected.is_(False),
+            )
+            .order_by(AuditRecord.id.desc())
+            .limit(1)
+        )
+        return (await self.db.execute(query)).scalar_one_or_none()
+
     async def list(
         self,
         *,

@@ -37,6 +37,8 @@ class AuditOut(BaseModel):
     pruned_message_ids: list[int]
     estimator: str
     estimator_fallback: bool
+    #: The calibration ratio in force (1.0: none); ``input_budget`` is already divided by it.
+    calibration_ratio: float
     latency_ms: float
     prefix_kept: bool | None
     first_changed_index: int | None

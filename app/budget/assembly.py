@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from app.budget.tokens import REPLY_PRIMING_TOKENS, TokenCounter, count_message
+from app.budget.tokens import TokenCounter, count_message, count_tools, reply_priming
 
 ChatMessage = dict[str, Any]
 
@@ -24,7 +24,17 @@ MEMORY_BLOCK = "memory"
 SUMMARY_BLOCK = "summary"
 HISTORY_BLOCK = "history"
 CURRENT_BLOCK = "current"
-BLOCKS = (SYSTEM_BLOCK, GOAL_BLOCK, MEMORY_BLOCK, SUMMARY_BLOCK, HISTORY_BLOCK, CURRENT_BLOCK)
+#: The session's tool definitions; in a report only when the session declares tools.
+TOOLS_BLOCK = "tools"
+BLOCKS = (
+    SYSTEM_BLOCK,
+    GOAL_BLOCK,
+    MEMORY_BLOCK,
+    SUMMARY_BLOCK,
+    HISTORY_BLOCK,
+    CURRENT_BLOCK,
+    TOOLS_BLOCK,
+)
 
 SECTION_SEPARATOR = "\n\n"
 
@@ -38,6 +48,8 @@ class ContextBlocks:
     mode: str | None = None
     memory: str | None = None
     summary: str | None = None
+    #: Tool definitions sent with every call: not in the messages, but billed as input.
+    tools: tuple[Mapping[str, Any], ...] = ()
 
     def sections(self) -> list[tuple[str, str]]:
         """(block, text) pairs in prompt order, empty blocks left out."""
@@ -58,7 +70,7 @@ class ContextBlocks:
         return sections
 
     def with_summary(self, summary: str | None) -> ContextBlocks:
-        return ContextBlocks(self.system_layers, self.goal, self.mode, self.memory, summary)
+        return replace(self, summary=summary)
 
 
 def system_message(blocks: ContextBlocks) -> ChatMessage | None:
@@ -81,13 +93,16 @@ def fixed_cost(counter: TokenCounter, blocks: ContextBlocks) -> FixedCost:
     up to the total (message overhead and priming are booked to the system block)."""
     breakdown = dict.fromkeys((SYSTEM_BLOCK, GOAL_BLOCK, MEMORY_BLOCK, SUMMARY_BLOCK), 0)
     message = system_message(blocks)
-    total = REPLY_PRIMING_TOKENS
+    total = reply_priming(counter)
     if message is not None:
         total += count_message(counter, message)
         for block, text in blocks.sections():
             if block != SYSTEM_BLOCK:
                 breakdown[block] += counter.count_text(text)
     breakdown[SYSTEM_BLOCK] = total - sum(breakdown.values())
+    if blocks.tools:
+        breakdown[TOOLS_BLOCK] = count_tools(counter, blocks.tools)
+        total += breakdown[TOOLS_BLOCK]
     return FixedCost(total, breakdown)
 
 

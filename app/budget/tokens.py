@@ -1,20 +1,39 @@
 """Token counting: one entry point for every count the service makes.
 
-Counts follow OpenAI's published chat rules (3 tokens per message, 1 per name, 3 to prime the
-reply). Models without a public tokenizer are counted with a stated proxy encoding times a
-safety factor that errs high. When an encoding cannot be loaded, counting falls back to
-``ceil(chars / 4 * 1.25)`` (seed 003 §9) and says so, so the caller can log and count it.
+A prompt is counted the way OpenAI's chat format costs it (the openai-cookbook "How to count
+tokens with tiktoken" rules): 3 tokens per message plus its role and content, 1 more plus the
+name's tokens for a named message, 3 to prime the reply. Beyond what the cookbook covers:
+
+- a part-list content counts its text parts joined by newlines, and each image part by the
+  model's published image rule (:mod:`app.budget.images`);
+- an assistant's ``tool_calls`` cost 8 tokens each plus the tokens of the call id, function
+  name and JSON arguments, and a ``tool`` message's ``tool_call_id`` costs its tokens. OpenAI
+  publishes no rule for these; this one is an upper bound of what the provider renders;
+- tool definitions (``tools``) follow the cookbook's function-schema rule: per function a
+  fixed start, ``name:description`` (one trailing period dropped), per property a fixed cost
+  and ``key:type:description``, per enum item a fixed cost and its tokens, and a fixed end.
+  Schema parts the rule does not cover (nested objects, array items, formats, defaults) are
+  counted as their compact JSON, which errs high.
+
+Models whose tokenizer is not public are counted with a proxy encoding times a safety factor
+that errs high; an operator may give a model its own Hugging Face ``tokenizer.json``. When an
+encoding cannot be loaded, counting falls back to ``ceil(chars / 4 * 1.25)`` (seed 003 §9) and
+says so, so the caller can log and count it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from app.budget.images import DEFAULT_IMAGE_RULES, ImageRules, image_part_cost
 
 logger = logging.getLogger(__name__)
 
@@ -24,12 +43,68 @@ REPLY_PRIMING_TOKENS = 3
 # A tool call costs its function name and JSON arguments plus framing the provider does not
 # publish; this allowance keeps the estimate on the high side.
 TOKENS_PER_TOOL_CALL = 8
-# Images are counted by detail: "low" is a flat 85 tokens; anything else is costed as a
-# 1024x1024 "high" image (85 + 4 tiles x 170), an upper bound for most agent screenshots.
-IMAGE_LOW_DETAIL_TOKENS = 85
-IMAGE_DEFAULT_TOKENS = 765
 
 FALLBACK_ESTIMATOR = "fallback:chars/4*1.25"
+
+CountingMethod = Literal["exact", "tokenizer", "proxy", "fallback"]
+
+
+# -- the chat format a model is counted by ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolDefinitionRules:
+    """The cookbook's function-schema constants (``num_tokens_for_tools``)."""
+
+    function_init: int = 7
+    property_init: int = 3
+    property_key: int = 3
+    enum_init: int = -3
+    enum_item: int = 3
+    functions_end: int = 12
+
+
+#: GPT-4o and later (o200k_base).
+O200K_TOOL_RULES = ToolDefinitionRules()
+#: GPT-4 and GPT-3.5 (cl100k_base): a dearer function start.
+CL100K_TOOL_RULES = ToolDefinitionRules(function_init=10)
+
+
+@dataclass(frozen=True)
+class ChatRules:
+    """What a model's chat format adds around the text: message framing, tools, images."""
+
+    tokens_per_message: int = TOKENS_PER_MESSAGE
+    tokens_per_name: int = TOKENS_PER_NAME
+    reply_priming: int = REPLY_PRIMING_TOKENS
+    tokens_per_tool_call: int = TOKENS_PER_TOOL_CALL
+    tools: ToolDefinitionRules = O200K_TOOL_RULES
+    images: ImageRules = DEFAULT_IMAGE_RULES
+
+    @property
+    def tag(self) -> str:
+        """What sets a stored message's count apart from the default rules; empty when
+        nothing does. Part of a counter's name, so a change of rules means a recount."""
+        parts = []
+        if self.tokens_per_message != TOKENS_PER_MESSAGE:
+            parts.append(f"m{self.tokens_per_message}")
+        if self.tokens_per_name != TOKENS_PER_NAME:
+            parts.append(f"n{self.tokens_per_name}")
+        if self.tokens_per_tool_call != TOKENS_PER_TOOL_CALL:
+            parts.append(f"c{self.tokens_per_tool_call}")
+        if self.images.tag:
+            parts.append(self.images.tag)
+        return "+".join(parts)
+
+
+DEFAULT_RULES = ChatRules()
+
+
+def _named(base: str, rules: ChatRules) -> str:
+    return f"{base}+{rules.tag}" if rules.tag else base
+
+
+# -- counters ---------------------------------------------------------------------------------
 
 
 class TokenCounter(Protocol):
@@ -49,23 +124,49 @@ class Encoding(Protocol):
 class TiktokenCounter:
     encoding_name: str
     encoding: Encoding
+    rules: ChatRules = DEFAULT_RULES
 
     @property
     def name(self) -> str:
-        return f"tiktoken:{self.encoding_name}"
+        return _named(f"tiktoken:{self.encoding_name}", self.rules)
 
     def count_text(self, text: str) -> int:
         # Special-token text in user content is ordinary text to the provider.
         return len(self.encoding.encode(text, disallowed_special=()))
 
 
+class HuggingFaceTokenizer(Protocol):
+    """The part of ``tokenizers.Tokenizer`` that counting needs."""
+
+    def encode(self, sequence: str, *, add_special_tokens: bool = ...) -> Any: ...
+
+
+@dataclass(frozen=True)
+class HuggingFaceCounter:
+    """A model's own ``tokenizer.json``: exact text counts, named by the file's digest so
+    that a new file means a recount."""
+
+    label: str
+    tokenizer: HuggingFaceTokenizer
+    rules: ChatRules = DEFAULT_RULES
+
+    @property
+    def name(self) -> str:
+        return _named(f"hf:{self.label}", self.rules)
+
+    def count_text(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+
 @dataclass(frozen=True)
 class FallbackCounter:
     """Seed 003 §9: ``ceil(char_count / 4 * 1.25)``."""
 
+    rules: ChatRules = DEFAULT_RULES
+
     @property
     def name(self) -> str:
-        return FALLBACK_ESTIMATOR
+        return _named(FALLBACK_ESTIMATOR, self.rules)
 
     def count_text(self, text: str) -> int:
         return math.ceil(len(text) / 4 * 1.25)
@@ -77,13 +178,23 @@ class ScaledCounter:
 
     inner: TokenCounter
     factor: float
+    rules: ChatRules = DEFAULT_RULES
 
     @property
     def name(self) -> str:
-        return f"{self.inner.name}*{self.factor:g}"
+        return _named(f"{self.inner.name}*{self.factor:g}", self.rules)
 
     def count_text(self, text: str) -> int:
         return math.ceil(self.inner.count_text(text) * self.factor)
+
+
+def rules_of(counter: TokenCounter) -> ChatRules:
+    """The chat rules a counter carries (the defaults for a bare text counter)."""
+    rules = getattr(counter, "rules", DEFAULT_RULES)
+    return rules if isinstance(rules, ChatRules) else DEFAULT_RULES
+
+
+# -- messages, prompts and tool definitions ------------------------------------------------------
 
 
 def content_text(content: Any) -> str:
@@ -99,31 +210,33 @@ def content_text(content: Any) -> str:
     return "\n".join(parts)
 
 
-def _image_tokens(content: Any) -> int:
-    if not isinstance(content, list):
-        return 0
-    total = 0
-    for part in content:
-        if isinstance(part, Mapping) and part.get("type") == "image_url":
-            image = part.get("image_url")
-            detail = image.get("detail") if isinstance(image, Mapping) else None
-            total += IMAGE_LOW_DETAIL_TOKENS if detail == "low" else IMAGE_DEFAULT_TOKENS
-    return total
+@dataclass(frozen=True)
+class MessageCount:
+    tokens: int
+    #: Image parts whose size could not be read, costed at the rule's upper bound.
+    images_of_unknown_size: int = 0
 
 
-def count_message(counter: TokenCounter, message: Mapping[str, Any]) -> int:
-    """Tokens one chat message adds to a prompt, overhead included."""
-    tokens = TOKENS_PER_MESSAGE + counter.count_text(str(message["role"]))
+def measure_message(counter: TokenCounter, message: Mapping[str, Any]) -> MessageCount:
+    """Tokens one chat message adds to a prompt, overhead included, and what was estimated."""
+    rules = rules_of(counter)
+    tokens = rules.tokens_per_message + counter.count_text(str(message["role"]))
     content = message.get("content")
     text = content_text(content)
     if text:
         tokens += counter.count_text(text)
-    tokens += _image_tokens(content)
+    unknown = 0
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") == "image_url":
+                cost = image_part_cost(rules.images, part)
+                tokens += cost.tokens
+                unknown += cost.size_unknown
     if message.get("name"):
-        tokens += TOKENS_PER_NAME + counter.count_text(str(message["name"]))
+        tokens += rules.tokens_per_name + counter.count_text(str(message["name"]))
     for call in message.get("tool_calls") or ():
         function = call.get("function", {})
-        tokens += TOKENS_PER_TOOL_CALL
+        tokens += rules.tokens_per_tool_call
         tokens += counter.count_text(str(call.get("id", "")))
         tokens += counter.count_text(str(function.get("name", "")))
         arguments = function.get("arguments", "")
@@ -132,12 +245,105 @@ def count_message(counter: TokenCounter, message: Mapping[str, Any]) -> int:
         tokens += counter.count_text(arguments)
     if message.get("tool_call_id"):
         tokens += counter.count_text(str(message["tool_call_id"]))
-    return tokens
+    return MessageCount(tokens, unknown)
+
+
+def count_message(counter: TokenCounter, message: Mapping[str, Any]) -> int:
+    """Tokens one chat message adds to a prompt, overhead included."""
+    return measure_message(counter, message).tokens
+
+
+def reply_priming(counter: TokenCounter) -> int:
+    """Tokens the provider adds to prime the reply, once per prompt."""
+    return rules_of(counter).reply_priming
 
 
 def count_prompt(counter: TokenCounter, messages: Iterable[Mapping[str, Any]]) -> int:
     """Tokens of a whole prompt: every message plus the reply priming."""
-    return REPLY_PRIMING_TOKENS + sum(count_message(counter, m) for m in messages)
+    return reply_priming(counter) + sum(count_message(counter, m) for m in messages)
+
+
+def _without_final_period(text: str) -> str:
+    return text[:-1] if text.endswith(".") else text
+
+
+def _schema_type(schema: Mapping[str, Any]) -> str:
+    kind = schema.get("type", "")
+    if isinstance(kind, list):
+        return " | ".join(str(k) for k in kind)
+    return str(kind)
+
+
+# Property keys the cookbook rule prices; anything else is costed as JSON.
+_PRICED_PROPERTY_KEYS = frozenset({"type", "description", "enum"})
+
+
+def count_tools(counter: TokenCounter, tools: Sequence[Mapping[str, Any]]) -> int:
+    """Tokens the tool definitions of a request add to its prompt (0 for none).
+
+    Accepts ``{"type": "function", "function": {...}}`` entries or bare function objects.
+    """
+    if not tools:
+        return 0
+    rules = rules_of(counter).tools
+    total = 0
+    for tool in tools:
+        function = tool.get("function", tool)
+        total += rules.function_init
+        description = _without_final_period(str(function.get("description") or ""))
+        total += counter.count_text(f"{function.get('name', '')}:{description}")
+        parameters = function.get("parameters") or {}
+        properties = parameters.get("properties") or {}
+        if not properties:
+            continue
+        total += rules.property_init
+        for key, schema in properties.items():
+            total += rules.property_key
+            if "enum" in schema:
+                total += rules.enum_init
+                for item in schema["enum"]:
+                    total += rules.enum_item + counter.count_text(str(item))
+            description = _without_final_period(str(schema.get("description") or ""))
+            total += counter.count_text(f"{key}:{_schema_type(schema)}:{description}")
+            unpriced = {k: v for k, v in schema.items() if k not in _PRICED_PROPERTY_KEYS}
+            if unpriced:
+                total += counter.count_text(
+                    json.dumps(unpriced, ensure_ascii=False, separators=(",", ":"))
+                )
+    return total + rules.functions_end
+
+
+@dataclass(frozen=True)
+class PromptCount:
+    """A request's input tokens, split into its messages and its tool definitions."""
+
+    input_tokens: int
+    messages_tokens: int
+    tools_tokens: int
+    images_of_unknown_size: int
+
+
+def count_request(
+    counter: TokenCounter,
+    messages: Iterable[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]] = (),
+) -> PromptCount:
+    """Tokens of a chat request as the provider bills its input: messages, reply priming
+    and tool definitions."""
+    measured = [measure_message(counter, m) for m in messages]
+    messages_tokens = reply_priming(counter) + sum(m.tokens for m in measured)
+    tools_tokens = count_tools(counter, tools)
+    return PromptCount(
+        input_tokens=messages_tokens + tools_tokens,
+        messages_tokens=messages_tokens,
+        tools_tokens=tools_tokens,
+        images_of_unknown_size=sum(m.images_of_unknown_size for m in measured),
+    )
+
+
+# -- models -----------------------------------------------------------------------------------
+
+ModelSource = Literal["builtin", "operator", "default"]
 
 
 @dataclass(frozen=True)
@@ -147,34 +353,169 @@ class ModelSpec:
     name: str
     context_limit: int
     max_output_tokens: int | None
+    #: The tiktoken encoding that counts it: its own (``native_encoding``) or a proxy.
     encoding: str
     safety_factor: float = 1.0
+    #: The encoding is the model's own tokenizer (OpenAI models), so counts are exact.
+    native_encoding: bool = False
+    #: An operator-supplied Hugging Face tokenizer.json that counts it exactly.
+    tokenizer_file: str | None = None
+    rules: ChatRules = DEFAULT_RULES
+    #: The table entry the name resolved to; calibration is learnt per entry. None: unknown.
+    entry: str | None = None
+    family: str = "other"
+    source: ModelSource = "default"
 
     @property
     def exact(self) -> bool:
         return self.safety_factor == 1.0
 
+    @property
+    def method(self) -> CountingMethod:
+        """How its counts are made (before any fallback)."""
+        if self.tokenizer_file:
+            return "tokenizer"
+        if self.native_encoding and self.exact:
+            return "exact"
+        return "proxy"
 
-# A short table of well-known models. OpenAI models are counted exactly with their own
-# encoding; the others use o200k_base as a proxy with a factor that errs high.
+    @property
+    def calibration_key(self) -> str:
+        """What calibration is learnt under: the table entry, or the alias itself."""
+        return self.entry or _normalise_model(self.name)
+
+
+def _openai(
+    name: str,
+    context_limit: int,
+    max_output: int,
+    *,
+    encoding: str = "o200k_base",
+    images: ImageRules = DEFAULT_IMAGE_RULES,
+) -> ModelSpec:
+    tools = CL100K_TOOL_RULES if encoding == "cl100k_base" else O200K_TOOL_RULES
+    return ModelSpec(
+        name,
+        context_limit,
+        max_output,
+        encoding,
+        native_encoding=True,
+        rules=ChatRules(tools=tools, images=images),
+        family="openai",
+    )
+
+
+def _proxy(
+    name: str,
+    context_limit: int,
+    max_output: int,
+    factor: float,
+    *,
+    family: str,
+    images: ImageRules = DEFAULT_IMAGE_RULES,
+) -> ModelSpec:
+    return ModelSpec(
+        name,
+        context_limit,
+        max_output,
+        "o200k_base",
+        factor,
+        rules=ChatRules(images=images),
+        family=family,
+    )
+
+
+_GPT5_IMAGES = ImageRules("tiles", 70, 140)
+_O_SERIES_IMAGES = ImageRules("tiles", 75, 150)
+_GPT4O_MINI_IMAGES = ImageRules("tiles", 2833, 5667)
+_ANTHROPIC_IMAGES = ImageRules("pixels")
+
+
+def _patches(multiplier: float) -> ImageRules:
+    return ImageRules("patches", patch_multiplier=multiplier)
+
+
+# Current models. OpenAI models are counted exactly with their own encoding and their
+# published image rules. The others use o200k_base as a proxy with a factor that errs high
+# (their tokenizers split text into more pieces than o200k_base does, code and non-English
+# text most); calibration from real usage corrects what remains.
 _BUILTIN_MODELS: tuple[ModelSpec, ...] = (
-    ModelSpec("gpt-5", 400_000, 128_000, "o200k_base"),
-    ModelSpec("gpt-4.1", 1_047_576, 32_768, "o200k_base"),
-    ModelSpec("gpt-4o", 128_000, 16_384, "o200k_base"),
-    ModelSpec("o1", 200_000, 100_000, "o200k_base"),
-    ModelSpec("o3", 200_000, 100_000, "o200k_base"),
-    ModelSpec("o4-mini", 200_000, 100_000, "o200k_base"),
-    ModelSpec("gpt-4-turbo", 128_000, 4_096, "cl100k_base"),
-    ModelSpec("gpt-4-32k", 32_768, 4_096, "cl100k_base"),
-    ModelSpec("gpt-4", 8_192, 4_096, "cl100k_base"),
-    ModelSpec("gpt-3.5-turbo", 16_385, 4_096, "cl100k_base"),
-    ModelSpec("claude", 200_000, 8_192, "o200k_base", 1.25),
-    ModelSpec("llama", 128_000, 4_096, "o200k_base", 1.15),
-    ModelSpec("qwen", 131_072, 8_192, "o200k_base", 1.15),
-    ModelSpec("mistral", 128_000, 4_096, "o200k_base", 1.20),
-    ModelSpec("gemini", 1_048_576, 8_192, "o200k_base", 1.15),
-    ModelSpec("deepseek", 128_000, 8_192, "o200k_base", 1.15),
+    # OpenAI: GPT-5, GPT-4.1, GPT-4.5, GPT-4o, o-series.
+    _openai("gpt-5", 400_000, 128_000, images=_GPT5_IMAGES),
+    _openai("gpt-5-mini", 400_000, 128_000, images=_patches(1.62)),
+    _openai("gpt-5-nano", 400_000, 128_000, images=_patches(2.46)),
+    _openai("gpt-5-chat", 128_000, 16_384, images=_GPT5_IMAGES),
+    _openai("gpt-4.1", 1_047_576, 32_768),
+    _openai("gpt-4.1-mini", 1_047_576, 32_768, images=_patches(1.62)),
+    _openai("gpt-4.1-nano", 1_047_576, 32_768, images=_patches(2.46)),
+    _openai("gpt-4.5", 128_000, 16_384),
+    _openai("gpt-4o", 128_000, 16_384),
+    _openai("gpt-4o-mini", 128_000, 16_384, images=_GPT4O_MINI_IMAGES),
+    _openai("chatgpt-4o", 128_000, 16_384),
+    _openai("o1", 200_000, 100_000, images=_O_SERIES_IMAGES),
+    _openai("o1-mini", 128_000, 65_536),
+    _openai("o1-pro", 200_000, 100_000, images=_O_SERIES_IMAGES),
+    _openai("o3", 200_000, 100_000, images=_O_SERIES_IMAGES),
+    _openai("o3-mini", 200_000, 100_000),
+    _openai("o3-pro", 200_000, 100_000, images=_O_SERIES_IMAGES),
+    _openai("o4-mini", 200_000, 100_000, images=_patches(1.72)),
+    _openai("gpt-4-turbo", 128_000, 4_096, encoding="cl100k_base"),
+    _openai("gpt-4-32k", 32_768, 4_096, encoding="cl100k_base"),
+    _openai("gpt-4", 8_192, 4_096, encoding="cl100k_base"),
+    _openai("gpt-3.5-turbo", 16_385, 4_096, encoding="cl100k_base"),
+    # OpenAI's open-weight models use o200k_harmony, a superset of o200k_base.
+    _proxy("gpt-oss", 131_072, 32_768, 1.05, family="openai-oss"),
+    # Anthropic: Claude 3.5 to 4.x.
+    _proxy("claude", 200_000, 8_192, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
+    _proxy("claude-3-5-sonnet", 200_000, 8_192, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
+    _proxy("claude-3-5-haiku", 200_000, 8_192, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
+    _proxy(
+        "claude-3-7-sonnet", 200_000, 64_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES
+    ),
+    _proxy("claude-sonnet-4", 200_000, 64_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
+    _proxy("claude-opus-4", 200_000, 32_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
+    _proxy("claude-opus-4-1", 200_000, 32_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
+    _proxy(
+        "claude-sonnet-4-5", 200_000, 64_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES
+    ),
+    _proxy("claude-haiku-4-5", 200_000, 64_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
+    _proxy("claude-opus-4-5", 200_000, 64_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
+    # Meta Llama 3.x.
+    _proxy("llama", 128_000, 4_096, 1.15, family="llama"),
+    _proxy("llama-3", 8_192, 2_048, 1.15, family="llama"),
+    _proxy("llama-3.1", 128_000, 4_096, 1.15, family="llama"),
+    _proxy("llama-3.2", 128_000, 4_096, 1.15, family="llama"),
+    _proxy("llama-3.3", 128_000, 4_096, 1.15, family="llama"),
+    # Qwen 2.5 and 3.
+    _proxy("qwen", 131_072, 8_192, 1.15, family="qwen"),
+    _proxy("qwen2.5", 131_072, 8_192, 1.15, family="qwen"),
+    _proxy("qwen3", 131_072, 8_192, 1.15, family="qwen"),
+    # Mistral.
+    _proxy("mistral", 128_000, 4_096, 1.20, family="mistral"),
+    _proxy("mistral-large", 131_072, 4_096, 1.20, family="mistral"),
+    _proxy("mistral-medium", 131_072, 4_096, 1.20, family="mistral"),
+    _proxy("mistral-small", 131_072, 4_096, 1.20, family="mistral"),
+    _proxy("ministral", 128_000, 4_096, 1.20, family="mistral"),
+    _proxy("codestral", 256_000, 4_096, 1.20, family="mistral"),
+    _proxy("mixtral", 32_768, 4_096, 1.20, family="mistral"),
+    # Google Gemini.
+    _proxy("gemini", 1_048_576, 8_192, 1.15, family="gemini"),
+    _proxy("gemini-1.5-pro", 2_097_152, 8_192, 1.15, family="gemini"),
+    _proxy("gemini-1.5-flash", 1_048_576, 8_192, 1.15, family="gemini"),
+    _proxy("gemini-2.0-flash", 1_048_576, 8_192, 1.15, family="gemini"),
+    _proxy("gemini-2.5-pro", 1_048_576, 65_536, 1.15, family="gemini"),
+    _proxy("gemini-2.5-flash", 1_048_576, 65_536, 1.15, family="gemini"),
+    # DeepSeek V3 / R1.
+    _proxy("deepseek", 128_000, 8_192, 1.15, family="deepseek"),
+    _proxy("deepseek-chat", 128_000, 8_192, 1.15, family="deepseek"),
+    _proxy("deepseek-reasoner", 128_000, 65_536, 1.15, family="deepseek"),
+    _proxy("deepseek-v3", 128_000, 8_192, 1.15, family="deepseek"),
+    _proxy("deepseek-r1", 128_000, 65_536, 1.15, family="deepseek"),
 )
+
+#: Models nobody told contextd about: o200k_base with a factor that errs high.
+UNKNOWN_MODEL_ENCODING = "o200k_base"
+UNKNOWN_MODEL_SAFETY_FACTOR = 1.25
 
 
 def _normalise_model(name: str) -> str:
@@ -182,21 +523,54 @@ def _normalise_model(name: str) -> str:
     return name.rsplit("/", 1)[-1].lower()
 
 
-def lookup_model(name: str, *, default_context_limit: int = 8192) -> ModelSpec:
-    """The spec of a model by exact name or longest known prefix; unknown models get the
-    default context limit and a proxy count that errs high."""
-    wanted = _normalise_model(name)
-    best: ModelSpec | None = None
-    for spec in _BUILTIN_MODELS:
-        if (wanted == spec.name or wanted.startswith(spec.name + "-")) and (
-            best is None or len(spec.name) > len(best.name)
-        ):
-            best = spec
-    if best is not None:
+class ModelRegistry:
+    """The model table: the built-in entries, then an operator's, each by name."""
+
+    def __init__(self, entries: Iterable[ModelSpec] = ()) -> None:
+        self._entries: dict[str, ModelSpec] = {}
+        for spec in _BUILTIN_MODELS:
+            self._entries[spec.name.lower()] = replace(
+                spec, entry=spec.name.lower(), source="builtin"
+            )
+        for spec in entries:
+            self._entries[spec.name.lower()] = replace(spec, entry=spec.name.lower())
+
+    def entries(self) -> list[ModelSpec]:
+        """Every entry, by name."""
+        return [self._entries[name] for name in sorted(self._entries)]
+
+    def entry(self, name: str) -> ModelSpec | None:
+        return self._entries.get(name.lower())
+
+    def lookup(self, name: str, *, default_context_limit: int = 8192) -> ModelSpec:
+        """The spec of a model by exact name or longest known prefix ending at a dash;
+        unknown models get the default context limit and a proxy count that errs high."""
+        wanted = _normalise_model(name)
+        best = ""
+        for key in self._entries:
+            if (wanted == key or wanted.startswith(key + "-")) and len(key) > len(best):
+                best = key
+        if best:
+            return replace(self._entries[best], name=name)
         return ModelSpec(
-            name, best.context_limit, best.max_output_tokens, best.encoding, best.safety_factor
+            name,
+            default_context_limit,
+            None,
+            UNKNOWN_MODEL_ENCODING,
+            UNKNOWN_MODEL_SAFETY_FACTOR,
+            source="default",
         )
-    return ModelSpec(name, default_context_limit, None, "o200k_base", 1.25)
+
+
+BUILTIN_REGISTRY = ModelRegistry()
+
+
+def lookup_model(name: str, *, default_context_limit: int = 8192) -> ModelSpec:
+    """A model's spec from the built-in table (see :meth:`ModelRegistry.lookup`)."""
+    return BUILTIN_REGISTRY.lookup(name, default_context_limit=default_context_limit)
+
+
+# -- loading encodings ------------------------------------------------------------------------
 
 
 def load_tiktoken_encoding(name: str) -> Encoding:
@@ -205,26 +579,58 @@ def load_tiktoken_encoding(name: str) -> Encoding:
     return tiktoken.get_encoding(name)
 
 
+def load_tokenizer_file(path: str) -> HuggingFaceTokenizer:
+    """A Hugging Face ``tokenizer.json``, with the optional ``tokenizers`` library."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as error:
+        raise RuntimeError(
+            "counting with a tokenizer.json needs the tokenizers library: "
+            "pip install 'contextd[hf]'"
+        ) from error
+    tokenizer: HuggingFaceTokenizer = Tokenizer.from_file(path)
+    return tokenizer
+
+
+def tokenizer_label(spec: ModelSpec) -> str:
+    """``<entry>@<digest of the file>``: a new file is a new estimator (and a recount)."""
+    assert spec.tokenizer_file is not None
+    digest = hashlib.sha256(Path(spec.tokenizer_file).read_bytes()).hexdigest()[:12]
+    return f"{(spec.entry or spec.name)[:40]}@{digest}"
+
+
+@dataclass
+class _Loaded:
+    encodings: dict[str, Encoding | None] = field(default_factory=dict)
+    tokenizers: dict[str, tuple[str, HuggingFaceTokenizer] | None] = field(default_factory=dict)
+
+
 class TokenizerRegistry:
-    """Loads each encoding once and hands out counters.
+    """Knows the models and hands out their counters, loading each encoding once.
 
     A failed load is remembered (and logged once): every later request gets the fallback
     counter at once instead of retrying a download that cannot succeed.
     """
 
-    def __init__(self, load_encoding: Callable[[str], Encoding] = load_tiktoken_encoding) -> None:
+    def __init__(
+        self,
+        load_encoding: Callable[[str], Encoding] = load_tiktoken_encoding,
+        *,
+        models: ModelRegistry = BUILTIN_REGISTRY,
+        load_tokenizer: Callable[[str], HuggingFaceTokenizer] = load_tokenizer_file,
+    ) -> None:
+        self.models = models
         self._load_encoding = load_encoding
+        self._load_tokenizer = load_tokenizer
         self._lock = threading.Lock()
-        self._loaded: dict[str, TiktokenCounter | None] = {}
+        self._loaded = _Loaded()
 
-    def _load(self, encoding_name: str) -> TiktokenCounter | None:
+    def _encoding(self, encoding_name: str) -> Encoding | None:
         with self._lock:
-            if encoding_name in self._loaded:
-                return self._loaded[encoding_name]
+            if encoding_name in self._loaded.encodings:
+                return self._loaded.encodings[encoding_name]
             try:
-                counter: TiktokenCounter | None = TiktokenCounter(
-                    encoding_name, self._load_encoding(encoding_name)
-                )
+                encoding: Encoding | None = self._load_encoding(encoding_name)
             except Exception:
                 logger.warning(
                     "token encoding %s could not be loaded; counting with %s instead "
@@ -233,15 +639,63 @@ class TokenizerRegistry:
                     FALLBACK_ESTIMATOR,
                     exc_info=True,
                 )
-                counter = None
-            self._loaded[encoding_name] = counter
-            return counter
+                encoding = None
+            self._loaded.encodings[encoding_name] = encoding
+            return encoding
+
+    def _tokenizer(self, spec: ModelSpec) -> tuple[str, HuggingFaceTokenizer] | None:
+        path = str(spec.tokenizer_file)
+        with self._lock:
+            if path in self._loaded.tokenizers:
+                return self._loaded.tokenizers[path]
+            try:
+                loaded: tuple[str, HuggingFaceTokenizer] | None = (
+                    tokenizer_label(spec),
+                    self._load_tokenizer(path),
+                )
+            except Exception:
+                logger.warning(
+                    "tokenizer file %s could not be loaded; counting with %s instead",
+                    path,
+                    FALLBACK_ESTIMATOR,
+                    exc_info=True,
+                )
+                loaded = None
+            self._loaded.tokenizers[path] = loaded
+            return loaded
+
+    def preload_tokenizer(self, spec: ModelSpec) -> None:
+        """Load a model's tokenizer file now, raising why it cannot be used."""
+        assert spec.tokenizer_file is not None
+        loaded = (tokenizer_label(spec), self._load_tokenizer(spec.tokenizer_file))
+        loaded[1].encode("check", add_special_tokens=False)
+        with self._lock:
+            self._loaded.tokenizers[spec.tokenizer_file] = loaded
 
     def counter_for(self, spec: ModelSpec) -> tuple[TokenCounter, bool]:
         """The counter for a model and whether it is the fallback estimator."""
-        base = self._load(spec.encoding)
-        if base is None:
-            return FallbackCounter(), True
-        if spec.exact:
-            return base, False
-        return ScaledCounter(base, spec.safety_factor), False
+        base: TokenCounter
+        if spec.tokenizer_file:
+            tokenizer = self._tokenizer(spec)
+            if tokenizer is None:
+                return FallbackCounter(spec.rules), True
+            label, loaded = tokenizer
+            if spec.exact:
+                return HuggingFaceCounter(label, loaded, spec.rules), False
+            base = HuggingFaceCounter(label, loaded)
+        else:
+            encoding = self._encoding(spec.encoding)
+            if encoding is None:
+                return FallbackCounter(spec.rules), True
+            if spec.exact:
+                return TiktokenCounter(spec.encoding, encoding, spec.rules), False
+            base = TiktokenCounter(spec.encoding, encoding)
+        return ScaledCounter(base, spec.safety_factor, spec.rules), False
+
+    def lookup(self, name: str, *, default_context_limit: int = 8192) -> ModelSpec:
+        """A model's spec from this registry's table."""
+        return self.models.lookup(name, default_context_limit=default_context_limit)
+
+
+def counting_method(spec: ModelSpec, *, fell_back: bool) -> CountingMethod:
+    return "fallback" if fell_back else spec.method

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from app.budget.policy import compute_budget
-from app.budget.tokens import REPLY_PRIMING_TOKENS, count_message, lookup_model
+from app.budget.tokens import count_message, count_tools, reply_priming
 from app.budget.trim import normalise, trim_messages, truncate_messages
 from app.context.schemas import (
     ChatMessageIn,
@@ -18,8 +17,6 @@ from app.context.schemas import (
 )
 from app.errors import InvalidBudgetError
 from app.runtime import Runtime
-
-TOKENS_PER_TOOL_DEFINITION = 8
 
 
 def _plain(messages: list[ChatMessageIn]) -> list[dict[str, Any]]:
@@ -33,7 +30,9 @@ class ContextService:
     def trim(self, request: TrimRequest) -> TrimResponse:
         """Seed 002's lazy trim at ``threshold`` of the model's input budget."""
         settings = self.runtime.settings
-        spec = lookup_model(request.model, default_context_limit=settings.default_context_limit)
+        spec = self.runtime.tokenizers.lookup(
+            request.model, default_context_limit=settings.default_context_limit
+        )
         budget = compute_budget(
             model_context_limit=request.context_limit or spec.context_limit,
             max_output_tokens=request.max_output_tokens or settings.max_output_tokens,
@@ -45,10 +44,7 @@ class ContextService:
                 details={"input_budget": budget.input_budget},
             )
         counter, _ = self.runtime.tokenizers.counter_for(spec)
-        tools_tokens = sum(
-            TOKENS_PER_TOOL_DEFINITION + counter.count_text(json.dumps(tool, sort_keys=True))
-            for tool in request.tools or ()
-        )
+        tools_tokens = count_tools(counter, request.tools) if request.tools else 0
 
         def count(message: Mapping[str, Any]) -> int:
             return count_message(counter, message)
@@ -56,7 +52,7 @@ class ContextService:
         result = trim_messages(
             normalise(_plain(request.messages)),
             count_message=count,
-            fixed_tokens=REPLY_PRIMING_TOKENS + tools_tokens,
+            fixed_tokens=reply_priming(counter) + tools_tokens,
             threshold_tokens=int(request.threshold * budget.input_budget),
             previous_index=request.trimmed_up_to_message_index,
             keep_last_n_assistant=request.keep_last_n_assistant_messages,

@@ -3,6 +3,7 @@
 from app.models.base import Base
 from app.models.tables import (
     AuditRecord,
+    CalibrationRecord,
     MessageRecord,
     MessageState,
     SessionRecord,
@@ -14,6 +15,7 @@ from app.models.tables import (
 __all__ = [
     "AuditRecord",
     "Base",
+    "CalibrationRecord",
     "MessageRecord",
     "MessageState",
     "SessionRecord",

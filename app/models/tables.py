@@ -43,6 +43,8 @@ class SessionRecord(Base):
     #: Budget overrides; NULL means the model's (or the service's) default.
     max_output_tokens: Mapped[int | None]
     context_limit: Mapped[int | None]
+    #: Tool (function) definitions the agent sends with every call; counted in each budget.
+    tools: Mapped[list[Any] | None] = mapped_column(NullableJSON)
     #: Number of turns started; the next turn's seq is ``turn_count + 1``.
     turn_count: Mapped[int] = mapped_column(default=0)
     #: Number of messages stored; the next message's seq is ``message_count + 1``.
@@ -185,6 +187,9 @@ class AuditRecord(Base):
     #: The token estimator, e.g. "tiktoken:o200k_base" or "fallback:chars/4*1.25".
     estimator: Mapped[str] = mapped_column(String(64))
     estimator_fallback: Mapped[bool] = mapped_column(default=False)
+    #: The calibration ratio in force (provider count / contextd's count, learnt from usage
+    #: reports); the budget above is the model's input budget divided by it. 1.0: none.
+    calibration_ratio: Mapped[float] = mapped_column(default=1.0)
     latency_ms: Mapped[float]
     #: Whether the prompt starts with the whole previous prompt of the session (the provider's
     #: prefix cache hits); NULL for the first prompt and for rejections.
@@ -196,3 +201,28 @@ class AuditRecord(Base):
     #: Why it was rejected and what to do, when it was.
     rejection: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CalibrationRecord(Base):
+    """How far a provider's prompt counts run from contextd's estimates, learnt from the
+    usage agents report (see app.budget.calibration)."""
+
+    __tablename__ = "token_calibration"
+
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    #: The model table entry (or, for a model not in the table, its alias).
+    model: Mapped[str] = mapped_column(String(200), primary_key=True)
+    #: The estimator the ratio is relative to, e.g. "tiktoken:o200k_base*1.25".
+    estimator: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: The smoothed ratio provider_tokens / estimated_tokens.
+    ratio: Mapped[float] = mapped_column(default=1.0)
+    #: Observations taken into the ratio, and observations ignored (invalid or outliers).
+    samples: Mapped[int] = mapped_column(default=0)
+    rejected: Mapped[int] = mapped_column(default=0)
+    #: Consecutive outliers, signed by direction.
+    outlier_streak: Mapped[int] = mapped_column(default=0)
+    #: The latest report: its ratio and the two counts it compared.
+    last_observed: Mapped[float | None]
+    last_provider_tokens: Mapped[int | None]
+    last_estimated_tokens: Mapped[int | None]
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

@@ -5,6 +5,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.tokens.schemas import ToolDefinition
+
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 
 
@@ -46,6 +48,8 @@ class SessionCreate(_Input):
     mode: str | None = Field(default=None, max_length=200)
     metadata: dict[str, Any] = Field(default_factory=dict)
     memory: str | None = Field(default=None, max_length=200_000)
+    #: The tool definitions the agent sends with every LLM call, so that budgets count them.
+    tools: list[ToolDefinition] | None = Field(default=None, max_length=1024)
     max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
     context_limit: int | None = Field(default=None, gt=0, le=100_000_000)
     block_caps: BlockCaps | None = None
@@ -60,6 +64,7 @@ class SessionUpdate(_Input):
     mode: str | None = Field(default=None, max_length=200)
     metadata: dict[str, Any] | None = None
     memory: str | None = Field(default=None, max_length=200_000)
+    tools: list[ToolDefinition] | None = Field(default=None, max_length=1024)
     max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
     context_limit: int | None = Field(default=None, gt=0, le=100_000_000)
     block_caps: BlockCaps | None = None
@@ -71,6 +76,8 @@ class BudgetOut(BaseModel):
     overhead_reserve: int
     input_budget: int
     estimator: str
+    #: The calibration ratio in force; ``input_budget`` is already divided by it.
+    calibration_ratio: float = 1.0
 
 
 class SystemLayersOut(BaseModel):
@@ -90,6 +97,7 @@ class SessionOut(BaseModel):
     mode: str | None
     metadata: dict[str, Any]
     memory: str | None
+    tools: list[dict[str, Any]] | None
     max_output_tokens: int | None
     context_limit: int | None
     block_caps: BlockCaps | None

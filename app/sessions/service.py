@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.budget.policy import Budget, compute_budget
-from app.budget.tokens import ModelSpec, TokenCounter, TokenizerRegistry, lookup_model
+from app.budget.tokens import ModelSpec, TokenCounter, TokenizerRegistry
 from app.errors import ConflictError, InvalidBudgetError, NotFoundError
 from app.models import SessionRecord
 from app.sessions.repository import SessionRepository
@@ -22,6 +24,8 @@ from app.sessions.schemas import (
     SystemLayersOut,
 )
 from app.settings import Settings
+from app.tokens.calibration import CalibrationService
+from app.tokens.schemas import ToolDefinition
 
 DEFAULT_TENANT = "default"
 
@@ -34,6 +38,20 @@ class SessionBudget:
     budget: Budget
     counter: TokenCounter
     estimator_fallback: bool
+    #: The calibration ratio in force: ``budget.input_budget`` is the model's input budget
+    #: divided by it, which is the same as counting every estimate that much higher.
+    calibration_ratio: float = 1.0
+
+    def calibrated(self, ratio: float) -> SessionBudget:
+        """The budget with a calibration ratio applied (1.0 leaves it as it is)."""
+        if ratio == 1.0:
+            return self
+        input_budget = max(1, math.floor(self.budget.input_budget / ratio))
+        return replace(
+            self,
+            budget=replace(self.budget, input_budget=input_budget),
+            calibration_ratio=ratio,
+        )
 
 
 def resolve_budget(
@@ -44,7 +62,7 @@ def resolve_budget(
     settings: Settings,
     tokenizers: TokenizerRegistry,
 ) -> SessionBudget:
-    spec = lookup_model(model, default_context_limit=settings.default_context_limit)
+    spec = tokenizers.lookup(model, default_context_limit=settings.default_context_limit)
     budget = compute_budget(
         model_context_limit=context_limit or spec.context_limit,
         max_output_tokens=max_output_tokens or settings.max_output_tokens,
@@ -87,6 +105,7 @@ class SessionService:
         self.db = db
         self.settings = settings
         self.tokenizers = tokenizers
+        self.calibration = CalibrationService(db, settings=settings, tokenizers=tokenizers)
 
     async def create(self, request: SessionCreate) -> SessionOut:
         """Create a session; 409 when the chosen id is taken, 422 when its budget is empty."""
@@ -111,6 +130,7 @@ class SessionService:
             mode=request.mode,
             session_metadata=request.metadata,
             memory=request.memory,
+            tools=_tools(request.tools),
             max_output_tokens=request.max_output_tokens,
             context_limit=request.context_limit,
             block_caps=request.block_caps.model_dump() if request.block_caps else None,
@@ -153,6 +173,8 @@ class SessionService:
             record.session_metadata = request.metadata or {}
         if "block_caps" in changes:
             record.block_caps = request.block_caps.model_dump() if request.block_caps else None
+        if "tools" in changes:
+            record.tools = _tools(request.tools)
         for field in ("goal", "mode", "memory", "max_output_tokens", "context_limit"):
             if field in changes:
                 setattr(record, field, changes[field])
@@ -175,7 +197,10 @@ class SessionService:
         await self.db.flush()
 
     async def _out(self, record: SessionRecord) -> SessionOut:
-        resolved = session_budget(record, settings=self.settings, tokenizers=self.tokenizers)
+        resolved = await self.calibration.apply(
+            record.tenant_id,
+            session_budget(record, settings=self.settings, tokenizers=self.tokenizers),
+        )
         open_turn = await self.sessions.open_turn(record.id)
         return SessionOut(
             id=record.id,
@@ -188,6 +213,7 @@ class SessionService:
             mode=record.mode,
             metadata=record.session_metadata,
             memory=record.memory,
+            tools=record.tools,
             max_output_tokens=record.max_output_tokens,
             context_limit=record.context_limit,
             block_caps=BlockCaps(**record.block_caps) if record.block_caps else None,
@@ -197,6 +223,7 @@ class SessionService:
                 overhead_reserve=resolved.budget.overhead_reserve,
                 input_budget=resolved.budget.input_budget,
                 estimator=resolved.counter.name,
+                calibration_ratio=resolved.calibration_ratio,
             ),
             turn_count=record.turn_count,
             message_count=record.message_count,
@@ -204,3 +231,9 @@ class SessionService:
             created_at=record.created_at,
             updated_at=record.updated_at,
         )
+
+
+def _tools(tools: list[ToolDefinition] | None) -> list[dict[str, Any]] | None:
+    if not tools:
+        return None
+    return [tool.model_dump(mode="json", exclude_none=True) for tool in tools]

@@ -117,6 +117,8 @@ class BudgetReport(BaseModel):
     estimated_input_tokens: int
     blocks: dict[str, int]
     estimator: str
+    #: The calibration ratio in force; ``input_budget`` is the model's divided by it.
+    calibration_ratio: float = 1.0
 
 
 class Actions(BaseModel):

@@ -62,6 +62,7 @@ from app.runtime import Runtime
 from app.sessions.repository import SessionRepository
 from app.sessions.service import SessionBudget, SessionService, session_budget
 from app.summarize import SourceMessage, SummaryRequest
+from app.tokens.calibration import CalibrationService
 from app.turns.repository import TurnRepository
 from app.turns.schemas import (
     Actions,
@@ -194,6 +195,7 @@ class _BlockShaper:
             mode=self.session.mode,
             memory=memory,
             summary=rendered,
+            tools=tuple(self.session.tools or ()),
         )
 
 
@@ -228,6 +230,9 @@ class TurnService:
         self.session_rows = SessionRepository(db)
         self.turns = TurnRepository(db)
         self.audit = AuditRepository(db)
+        self.calibration = CalibrationService(
+            db, settings=runtime.settings, tokenizers=runtime.tokenizers, metrics=runtime.metrics
+        )
 
     # -- the agent's calls ------------------------------------------------------------------
 
@@ -294,6 +299,8 @@ class TurnService:
             )
             for index, result in enumerate(body.tool_results)
         ]
+        # The usage reported here is the provider's count of the previous step's prompt.
+        await self.calibration.learn(session, turn, step=turn.steps, usage=body.usage)
         assembly = await self._assemble(
             session,
             turn,
@@ -309,6 +316,7 @@ class TurnService:
         """Close a turn with the assistant's answer (or as failed)."""
         session = await self.sessions.require(session_id, lock=True)
         turn = await self._open_turn(session_id, turn_id)
+        await self.calibration.learn(session, turn, step=turn.steps, usage=body.usage)
         if body.assistant.content:
             resolved = session_budget(
                 session, settings=self.settings, tokenizers=self.runtime.tokenizers
@@ -476,6 +484,7 @@ class TurnService:
         resolved = session_budget(
             session, settings=self.settings, tokenizers=self.runtime.tokenizers
         )
+        resolved = await self.calibration.apply(session.tenant_id, resolved)
         budget, counter = resolved.budget, resolved.counter
 
         stored = list(await self.turns.active_messages(session.id))
@@ -598,6 +607,7 @@ class TurnService:
             block_telemetry=_telemetry(shaper, report_blocks, history_before, len(over_cap)),
             estimator=counter.name,
             estimator_fallback=resolved.estimator_fallback,
+            calibration_ratio=resolved.calibration_ratio,
         )
         if resolved.estimator_fallback:
             self.metrics.estimator_fallback_count.inc()
@@ -607,6 +617,7 @@ class TurnService:
                 "estimated_input_tokens": final_tokens,
                 "input_budget": budget.input_budget,
                 "model_context_limit": budget.model_context_limit,
+                "calibration_ratio": resolved.calibration_ratio,
                 "blocks": report_blocks,
                 "guidance": OVERFLOW_GUIDANCE,
             }
@@ -720,6 +731,7 @@ class TurnService:
                 estimated_input_tokens=final_tokens,
                 blocks=report_blocks,
                 estimator=counter.name,
+                calibration_ratio=resolved.calibration_ratio,
             ),
             actions=Actions(
                 summary_triggered=summary_plan.triggered,

@@ -178,9 +178,11 @@ def test_count_message_costs_images_by_detail() -> None:
             ],
         }
 
+    # A remote image's size is unknown: anything but "low" is costed at the most any size can
+    # cost under the 512px tile rule (85 + 8 tiles x 170), so the count never errs low.
     assert count_message(counter, with_image("low")) == base + 85
-    assert count_message(counter, with_image("high")) == base + 765
-    assert count_message(counter, with_image(None)) == base + 765
+    assert count_message(counter, with_image("high")) == base + 1445
+    assert count_message(counter, with_image(None)) == base + 1445
 
 
 def test_count_message_counts_tool_calls_and_tool_call_id() -> None:
@@ -420,7 +422,7 @@ def test_registry_scales_proxy_counts_for_non_openai_models() -> None:
     assert not fallback
     assert isinstance(counter, ScaledCounter)
     assert counter.factor == 1.25
-    assert counter.name == "tiktoken:o200k_base*1.25"
+    assert counter.name.startswith("tiktoken:o200k_base*1.25")
 
 
 def test_registry_loads_each_encoding_once(monkeypatch: pytest.MonkeyPatch) -> None:
