@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.budget.policy import compute_budget
 from app.budget.tokens import count_message, count_tools, reply_priming
 from app.budget.trim import normalise, trim_messages, truncate_messages
 from app.context.schemas import (
@@ -15,8 +14,8 @@ from app.context.schemas import (
     TruncateRequest,
     TruncateResponse,
 )
-from app.errors import InvalidBudgetError
 from app.runtime import Runtime
+from app.sessions.service import resolve_budget
 
 
 def _plain(messages: list[ChatMessageIn]) -> list[dict[str, Any]]:
@@ -29,21 +28,14 @@ class ContextService:
 
     def trim(self, request: TrimRequest) -> TrimResponse:
         """Seed 002's lazy trim at ``threshold`` of the model's input budget."""
-        settings = self.runtime.settings
-        spec = self.runtime.tokenizers.lookup(
-            request.model, default_context_limit=settings.default_context_limit
+        resolved = resolve_budget(
+            model=request.model,
+            context_limit=request.context_limit,
+            max_output_tokens=request.max_output_tokens,
+            settings=self.runtime.settings,
+            tokenizers=self.runtime.tokenizers,
         )
-        budget = compute_budget(
-            model_context_limit=request.context_limit or spec.context_limit,
-            max_output_tokens=request.max_output_tokens or settings.max_output_tokens,
-            settings=settings.budget_settings(),
-        )
-        if not budget.valid:
-            raise InvalidBudgetError(
-                "this context limit leaves no input budget once output and overhead are reserved",
-                details={"input_budget": budget.input_budget},
-            )
-        counter, _ = self.runtime.tokenizers.counter_for(spec)
+        budget, counter = resolved.budget, resolved.counter
         tools_tokens = count_tools(counter, request.tools) if request.tools else 0
 
         def count(message: Mapping[str, Any]) -> int:
