@@ -10,6 +10,7 @@ class SummaryJobOut(BaseModel):
 
     id: int
     session_id: str
+    turn_id: str | None
     turn_seq: int
     reason: str
     from_seq: int
