@@ -46,8 +46,9 @@ previous summary already cites).
 #: Openings of an answer that is an apology or an error, not a summary.
 _ERROR_TEXT = re.compile(
     r"^\s*(i'?m sorry|i am sorry|sorry\b|i apologi[sz]e|as an ai\b|i can(no|')t\b|"
-    r"i am unable|i'?m unable|error\b|an error\b|internal server error|bad gateway|"
-    r"service unavailable|rate limit|http \d{3}|\d{3} [a-z])",
+    r"i am unable|i'?m unable|error\s*[:\-]|an error (has )?occurred|internal server error|"
+    r"bad gateway|service unavailable|gateway timeout|rate limit|too many requests|"
+    r"http \d{3}|\d{3} (internal|bad|service|gateway|not found|forbidden|unauthori[sz]ed))",
     re.IGNORECASE,
 )
 
@@ -82,7 +83,7 @@ class _Contract(BaseModel):
         return value
 
 
-def _parse(answer: str) -> _Contract:
+def parse_answer(answer: str) -> _Contract:
     """The contract from a model's answer (a ```json fence around it is tolerated)."""
     text = answer.strip()
     fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
@@ -219,7 +220,7 @@ class LLMSummarizer:
         for shortening in range(self.shorten_attempts + 1):
             answer = await self._complete(conversation)
             try:
-                contract = _parse(answer)
+                contract = parse_answer(answer)
             except (ValidationError, ValueError) as error:
                 if repaired:
                     raise SummarizerError("the repaired answer is still not a summary") from error
@@ -235,7 +236,7 @@ class LLMSummarizer:
                 ]
                 answer = await self._complete(conversation)
                 try:
-                    contract = _parse(answer)
+                    contract = parse_answer(answer)
                 except (ValidationError, ValueError) as second:
                     raise SummarizerError("the repaired answer is still not a summary") from second
             content = carry_over(
