@@ -21,7 +21,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 Mode = Literal[
-    "good", "invalid_json", "repair_once", "error_text", "drop_facts", "hang", "fail_5xx"
+    "good",
+    "invalid_json",
+    "repair_once",
+    "error_text",
+    "drop_facts",
+    "hang",
+    "fail_5xx",
+    "long_once",
 ]
 
 
@@ -77,7 +84,13 @@ class FakeChat:
         elif self.mode == "error_text":
             content = "I'm sorry, but I can't help with that request."
         else:
-            content = json.dumps(self.summary(json.loads(body["messages"][1]["content"])))
+            summary = self.summary(json.loads(body["messages"][1]["content"]))
+            if self.mode == "long_once" and not repairing:
+                summary["key_facts"] += [
+                    {"text": f"Detail {i}: " + "the weather was mild and pleasant " * 4}
+                    for i in range(80)
+                ]
+            content = json.dumps(summary)
         return JSONResponse(
             {
                 "id": "chatcmpl-test",

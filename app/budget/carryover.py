@@ -72,11 +72,12 @@ def carry_over(
     previous: SummaryContent | None,
     new: SummaryContent,
     *,
-    target_tokens: int,
+    target_tokens: int | None,
     counter: TokenCounter,
 ) -> SummaryContent:
     """``new`` with every fact, decision and open question of ``previous`` it dropped merged
-    back (first in their section, as the oldest), within ``target_tokens`` where possible."""
+    back (first in their section, as the oldest), within ``target_tokens`` where possible
+    (None: no trimming; the caller asks for a shorter summary instead)."""
     if previous is None:
         return new
     new = _with_provenance(previous, new)
@@ -86,8 +87,12 @@ def carry_over(
         new, **{name: (*missing[name], *getattr(new, name)) for name in CARRIED_SECTIONS}
     )
 
+    if target_tokens is None:
+        return content
+    limit = target_tokens
+
     def over(candidate: SummaryContent) -> bool:
-        return counter.count_text(render_summary(candidate)) > target_tokens
+        return counter.count_text(render_summary(candidate)) > limit
 
     # Over target: the narrative shrinks, then the new summary's own items go (action items
     # first, newest first). Carried items are what this function exists to keep.

@@ -239,16 +239,19 @@ class LLMSummarizer:
                     contract = parse_answer(answer)
                 except (ValidationError, ValueError) as second:
                     raise SummarizerError("the repaired answer is still not a summary") from second
+            last_try = shortening == self.shorten_attempts
+            # The model gets to shorten its own summary first; on the last try the carried
+            # facts are kept and the new items give way (carry_over's trimming).
             content = carry_over(
                 request.previous,
                 _content(contract, known),
-                target_tokens=request.target_tokens,
+                target_tokens=request.target_tokens if last_try else None,
                 counter=request.counter,
             )
             tokens = request.counter.count_text(render_summary(content))
             if tokens <= request.target_tokens:
                 return content, repaired
-            if shortening < self.shorten_attempts:
+            if not last_try:
                 conversation += [
                     {"role": "assistant", "content": answer[:8000]},
                     {

@@ -268,3 +268,38 @@ async def test_a_job_whose_worker_died_is_finished_by_another_worker(
     assert job["status"] == "done"
     assert job["attempts"] == 2
     assert (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"]
+
+
+async def test_a_summary_over_its_target_is_asked_again_shorter(
+    apps: RunningApp, fake_chat: FakeChat
+) -> None:
+    fake_chat.mode = "long_once"
+    _, client = await apps.start(overrides=llm_settings(fake_chat))
+    sid = (await create_session(client))["id"]
+    await cross_70_percent(client, sid)
+
+    job = await job_finished(client, sid)
+
+    assert job["status"] == "done"
+    assert "shorter" in fake_chat.requests[-1]["messages"][-1]["content"]
+    summary = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"][0]
+    assert summary["token_count"] <= 0.15 * INPUT_BUDGET
+    assert not any(f["text"].startswith("Detail") for f in summary["key_facts"])
+
+
+async def test_two_workers_never_claim_the_same_job(apps: RunningApp, fake_chat: FakeChat) -> None:
+    app, client = await apps.start(overrides=llm_settings(fake_chat, summary_workers=0))
+    for _ in range(2):
+        await cross_70_percent(client, (await create_session(client))["id"])
+    workers = [
+        SummaryJobWorker(sessionmaker=app.state.sessionmaker, runtime=app.state.runtime)
+        for _ in range(3)
+    ]
+
+    claimed = await asyncio.gather(
+        *(w.claim(token=uuid.uuid4().hex, lease_seconds=60) for w in workers)
+    )
+
+    ids = [job.id for job in claimed if job is not None]
+    assert len(ids) == 2
+    assert len(set(ids)) == 2
