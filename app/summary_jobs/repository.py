@@ -113,6 +113,19 @@ class SummaryJobRepository:
         )
         return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
+    async def release(self, job_id: int, *, token: str) -> None:
+        """Hand a claimed job back to the queue (its worker is shutting down)."""
+        await self.db.execute(
+            update(SummaryJobRecord)
+            .where(
+                SummaryJobRecord.id == job_id,
+                SummaryJobRecord.lease_token == token,
+                SummaryJobRecord.status == SummaryJobStatus.RUNNING,
+            )
+            .values(status=SummaryJobStatus.QUEUED, lease_token=None, lease_expires_at=None)
+            .execution_options(synchronize_session=False)
+        )
+
     async def finish(self, job_id: int, *, token: str | None, **values: Any) -> bool:
         """Close a job if ``token`` still holds it (None: whoever holds it); False if not."""
         conditions = [SummaryJobRecord.id == job_id, SummaryJobRecord.status.in_(PENDING)]

@@ -94,6 +94,10 @@ class SummaryJobWorker:
         heartbeat = asyncio.create_task(self._heartbeat(job.id, token, lease))
         try:
             await self.run_claimed(job, token)
+        except asyncio.CancelledError:
+            # Shutting down: hand the job back now rather than when its lease expires.
+            await asyncio.shield(self._release(job.id, token))
+            raise
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -181,6 +185,11 @@ class SummaryJobWorker:
     async def _finish(self, job: SummaryJobRecord, token: str, **values: object) -> None:
         async with self.sessionmaker() as db:
             await SummaryJobRepository(db).finish(job.id, token=token, **values)
+            await db.commit()
+
+    async def _release(self, job_id: int, token: str) -> None:
+        async with self.sessionmaker() as db:
+            await SummaryJobRepository(db).release(job_id, token=token)
             await db.commit()
 
     async def _heartbeat(self, job_id: int, token: str, lease: float) -> None:

@@ -303,3 +303,25 @@ async def test_two_workers_never_claim_the_same_job(apps: RunningApp, fake_chat:
     ids = [job.id for job in claimed if job is not None]
     assert len(ids) == 2
     assert len(set(ids)) == 2
+
+
+async def test_a_job_interrupted_by_shutdown_is_taken_up_by_the_next_process(
+    apps: RunningApp, fake_chat: FakeChat
+) -> None:
+    fake_chat.gate.clear()
+    _, client = await apps.start(overrides=llm_settings(fake_chat))
+    sid = (await create_session(client))["id"]
+    await cross_70_percent(client, sid)
+
+    async def model_asked() -> bool:
+        return len(fake_chat.requests) > 0
+
+    await eventually(model_asked, "the worker asked the model")
+    await apps.stop_all()  # the lease (120 s) has not expired: the job must be handed back
+    fake_chat.gate.set()
+    _, client = await apps.start(overrides=llm_settings(fake_chat))
+
+    job = await job_finished(client, sid)
+
+    assert job["status"] == "done"
+    assert job["attempts"] == 2
