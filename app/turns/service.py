@@ -564,7 +564,8 @@ class TurnService:
         def truncate(eligible: Sequence[int]) -> None:
             # Seed 003 §9: never lose history, never store the error as a summary.
             nonlocal fallback
-            self.metrics.summarizer_fallback_count.inc()
+            if not fallback:  # one count per assembly, however many summaries failed
+                self.metrics.summarizer_fallback_count.inc()
             fallback = True
             left_out.update(
                 plan_fallback_truncation(
