@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -22,9 +24,30 @@ from app.runtime import Runtime
 from app.sessions.endpoints import router as sessions_router
 from app.settings import Settings, get_settings
 from app.summarize import ExtractiveSummarizer, Summarizer
+from app.summarize.llm import LLMSummarizer
+from app.summary_jobs.endpoints import router as summary_jobs_router
+from app.summary_jobs.service import SummaryJobWorker
 from app.tokens.endpoints import router as tokens_router
 from app.tokens.models_file import check_tokenizer_files, model_registry
 from app.turns.endpoints import router as turns_router
+
+
+def _summarizer(settings: Settings, metrics: Metrics) -> Summarizer:
+    if settings.summarizer == "llm":
+        # Both are checked by the settings' validator.
+        assert settings.summarizer_base_url is not None
+        assert settings.summarizer_model is not None
+        key = settings.summarizer_api_key
+        return LLMSummarizer(
+            base_url=settings.summarizer_base_url,
+            model=settings.summarizer_model,
+            api_key=key.get_secret_value() if key else None,
+            timeout_seconds=settings.summarizer_timeout_seconds,
+            max_attempts=settings.summarizer_max_attempts,
+            shorten_attempts=settings.summarizer_shorten_attempts,
+            metrics=metrics,
+        )
+    return ExtractiveSummarizer()
 
 
 def create_app(
@@ -39,18 +62,20 @@ def create_app(
     here, before anything serves.
     """
     settings = settings or get_settings()
+    metrics = Metrics()
     if tokenizers is None:
         tokenizers = TokenizerRegistry(models=model_registry(settings.models_file))
         check_tokenizer_files(tokenizers, settings.models_file)
     runtime = Runtime(
         settings=settings,
         tokenizers=tokenizers,
-        summarizer=summarizer or ExtractiveSummarizer(),
-        metrics=Metrics(),
+        summarizer=summarizer or _summarizer(settings, metrics),
+        metrics=metrics,
     )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        tasks: list[asyncio.Task[None]] = []
         engine = create_engine(settings.database_url)
         try:
             await ensure_schema(engine, auto_migrate=settings.migrates_at_startup)
@@ -60,8 +85,21 @@ def create_app(
                 await anyio.to_thread.run_sync(runtime.tokenizers.counter_for, spec)
             app.state.engine = engine
             app.state.sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
+            workers = settings.summary_workers if settings.summarizes_in_background else 0
+            for number in range(workers):
+                worker = SummaryJobWorker(sessionmaker=app.state.sessionmaker, runtime=runtime)
+                tasks.append(
+                    asyncio.create_task(worker.run_forever(), name=f"summary-worker-{number}")
+                )
             yield
         finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            if isinstance(runtime.summarizer, LLMSummarizer):
+                await runtime.summarizer.aclose()
             await engine.dispose()
 
     app = FastAPI(
@@ -78,6 +116,7 @@ def create_app(
     app.include_router(audit_router)
     app.include_router(context_router)
     app.include_router(tokens_router)
+    app.include_router(summary_jobs_router)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:

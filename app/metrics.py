@@ -11,6 +11,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     disable_created_metrics,
     generate_latest,
@@ -65,6 +66,35 @@ class Metrics:
         self.summarizer_fallback_count = Counter(
             "context_summarizer_fallback_count",
             "Summariser failures answered by deterministic truncation.",
+            registry=r,
+        )
+        self.summarizer_latency = Histogram(
+            "context_summarizer_duration_seconds",
+            "Time the LLM summariser took for one summary, repairs and re-asks included.",
+            buckets=(0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0),
+            registry=r,
+        )
+        self.summarizer_outcomes = Counter(
+            "context_summarizer_outcomes",
+            "LLM summaries by outcome: ok, repaired (valid after one repair request), "
+            "fallback (no usable summary: deterministic truncation stands in), timeout.",
+            ["outcome"],
+            registry=r,
+        )
+        self.summary_queue_depth = Gauge(
+            "context_summary_jobs_pending",
+            "Summary jobs queued or running, as the last worker poll saw them.",
+            registry=r,
+        )
+        self.summary_job_age = Gauge(
+            "context_summary_job_oldest_age_seconds",
+            "Age of the oldest pending summary job, as the last worker poll saw it (0: none).",
+            registry=r,
+        )
+        self.summary_job_wait = Histogram(
+            "context_summary_job_wait_seconds",
+            "Time from a summary job being queued to a worker claiming it.",
+            buckets=LATENCY_BUCKETS,
             registry=r,
         )
         self.estimator_fallback_count = Counter(

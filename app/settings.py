@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.budget.calibration import CalibrationSettings
@@ -66,7 +66,45 @@ class Settings(BaseSettings):
         description="Leave out summary lines that repeat a line of the session's memory.",
     )
 
-    summarizer: Literal["extractive"] = "extractive"
+    summarizer: Literal["extractive", "llm"] = Field(
+        default="extractive",
+        description=(
+            "extractive: built in, offline, inline. llm: an OpenAI-compatible chat API, run "
+            "off the request path by summary jobs (see the summarizer_* and summary_* knobs)."
+        ),
+    )
+    summarizer_base_url: str | None = Field(
+        default=None, description="The chat API's base URL, e.g. http://127.0.0.1:11434/v1."
+    )
+    summarizer_model: str | None = Field(default=None, description="The model to summarise with.")
+    summarizer_api_key: SecretStr | None = None
+    summarizer_timeout_seconds: float = Field(default=60.0, gt=0)
+    summarizer_max_attempts: int = Field(
+        default=3, ge=1, description="HTTP attempts per request (transport errors and 5xx)."
+    )
+    summarizer_shorten_attempts: int = Field(
+        default=2, ge=0, description="Re-asks for a shorter summary when one is over target."
+    )
+    summary_wait_seconds: float = Field(
+        default=15.0,
+        ge=0,
+        description=(
+            "How long an assembly at or above the prune threshold (90%) waits for a summary "
+            "before it truncates deterministically instead. Below it, no turn waits."
+        ),
+    )
+    summary_workers: int = Field(
+        default=1, ge=0, description="Summary job workers in this process (0: none here)."
+    )
+    summary_job_lease_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        description="A claim's lease; a worker that stops renewing it loses the job to another.",
+    )
+    summary_job_poll_seconds: float = Field(default=1.0, gt=0)
+    summary_job_max_attempts: int = Field(
+        default=3, ge=1, description="Claims of one job before it is marked failed."
+    )
 
     # Token counting (README "Token counting").
     models_file: Path | None = Field(
@@ -98,7 +136,14 @@ class Settings(BaseSettings):
             raise ValueError("prune_trigger_ratio must be at least summary_trigger_ratio")
         if self.low_water_ratio > self.summary_trigger_ratio:
             raise ValueError("low_water_ratio must be at most summary_trigger_ratio")
+        if self.summarizer == "llm" and not (self.summarizer_base_url and self.summarizer_model):
+            raise ValueError("summarizer=llm needs summarizer_base_url and summarizer_model")
         return self
+
+    @property
+    def summarizes_in_background(self) -> bool:
+        """A slow (model-backed) summariser runs in summary jobs, not on the turn."""
+        return self.summarizer == "llm"
 
     @property
     def is_sqlite(self) -> bool:

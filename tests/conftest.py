@@ -151,10 +151,12 @@ class RunningApp:
         *,
         summarizer: Summarizer | None = None,
         tokenizers: TokenizerRegistry | None = None,
+        overrides: dict[str, Any] | None = None,
         **settings: Any,
     ) -> tuple[FastAPI, httpx.AsyncClient]:
+        """``overrides``: settings whose names clash with this method's (``summarizer``)."""
         app = create_app(
-            make_settings(self.database_url, **settings),
+            make_settings(self.database_url, **settings, **(overrides or {})),
             summarizer=summarizer,
             tokenizers=tokenizers,
         )

@@ -226,3 +226,49 @@ class CalibrationRecord(Base):
     last_provider_tokens: Mapped[int | None]
     last_estimated_tokens: Mapped[int | None]
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class SummaryJobStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class SummaryJobRecord(Base):
+    """A summary to make off the request path: a session's messages up to ``to_seq``.
+
+    Durable: a job is a row before the turn that queued it returns, and a worker that dies
+    while running one leaves a lease that expires, so another worker claims it again.
+    """
+
+    __tablename__ = "summary_jobs"
+    __table_args__ = (
+        Index("ix_summary_jobs_status_id", "status", "id"),
+        Index("ix_summary_jobs_session_id_id", "session_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    #: The turn whose assembly queued it, and that turn's number.
+    turn_id: Mapped[str | None] = mapped_column(String(64))
+    turn_seq: Mapped[int]
+    #: "threshold" or "turn_count", as for an inline summary.
+    reason: Mapped[str] = mapped_column(String(16))
+    #: The covered messages: the session's eligible history from ``from_seq`` to ``to_seq``.
+    from_seq: Mapped[int]
+    to_seq: Mapped[int]
+    status: Mapped[str] = mapped_column(String(16), default=SummaryJobStatus.QUEUED)
+    #: Claims so far (a re-claim after an expired lease counts).
+    attempts: Mapped[int] = mapped_column(default=0)
+    #: Who holds the current claim: only that claim may finish the job.
+    lease_token: Mapped[str | None] = mapped_column(String(64))
+    lease_expires_at: Mapped[datetime | None]
+    heartbeat_at: Mapped[datetime | None]
+    #: The summary it wrote (done), or why it failed: an exception class, never error text.
+    summary_id: Mapped[int | None] = mapped_column(BigId)
+    failure: Mapped[str | None] = mapped_column(String(128))
+    #: When an assembly took its outcome into the prompt (summary applied, or fallback made).
+    applied_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]

@@ -125,6 +125,9 @@ class Actions(BaseModel):
     summary_triggered: bool
     summary_reason: str | None
     summary_fallback: bool
+    #: A summary job is queued or running for this session (the summariser is slow and this
+    #: prompt still fits): a later assembly picks up its summary.
+    summary_queued: bool = False
     prune_triggered: bool
     summarised_message_ids: list[int]
     pruned_message_ids: list[int]

@@ -7,6 +7,7 @@ session exactly as it was and writes its audit row alone.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -39,6 +40,7 @@ from app.budget.blocks import (
     history_over_cap,
 )
 from app.budget.policy import (
+    Budget,
     HistoryMessage,
     history_tokens,
     plan_fallback_truncation,
@@ -53,6 +55,8 @@ from app.models import (
     MessageRecord,
     MessageState,
     SessionRecord,
+    SummaryJobRecord,
+    SummaryJobStatus,
     SummaryRecord,
     TurnRecord,
     TurnStatus,
@@ -62,6 +66,7 @@ from app.runtime import Runtime
 from app.sessions.repository import SessionRepository
 from app.sessions.service import SessionBudget, SessionService, session_budget
 from app.summarize import SourceMessage, SummaryRequest
+from app.summary_jobs.repository import SummaryJobRepository
 from app.tokens.calibration import CalibrationService
 from app.turns.repository import TurnRepository
 from app.turns.schemas import (
@@ -138,6 +143,63 @@ class _Summarised:
     rendered: str
     tokens: int
     sources: list[MessageRecord]
+
+
+async def summarise_sources(
+    runtime: Runtime,
+    *,
+    resolved: SessionBudget,
+    previous: SummaryContent | None,
+    sources: Sequence[MessageRecord],
+) -> _Summarised:
+    """Fold ``sources`` into ``previous`` with the runtime's summariser; raises when the
+    summary breaks its contract (empty, or over its token target)."""
+    target = int(runtime.settings.summary_target_ratio * resolved.budget.input_budget)
+    content = await runtime.summarizer.summarize(
+        SummaryRequest(
+            previous=previous,
+            messages=tuple(SourceMessage(m.id, m.role, content_text(m.content)) for m in sources),
+            target_tokens=target,
+            counter=resolved.counter,
+        )
+    )
+    rendered = render_summary(content)
+    tokens = resolved.counter.count_text(rendered)
+    if not rendered.strip() or tokens > target:
+        raise ValueError(f"summary of {tokens} tokens breaks its contract (target {target})")
+    return _Summarised(content, rendered, tokens, list(sources))
+
+
+def summary_record(
+    summarised: _Summarised,
+    *,
+    session_id: str,
+    latest: SummaryRecord | None,
+    turn_id: str | None,
+    turn_seq: int,
+    encoding: str,
+    summarizer: str,
+) -> SummaryRecord:
+    """The row of a new summary: it covers the previous summary's range and its sources."""
+    sources = summarised.sources
+    return SummaryRecord(
+        session_id=session_id,
+        turn_id=turn_id,
+        turn_seq=turn_seq,
+        from_message_id=latest.from_message_id if latest else sources[0].id,
+        to_message_id=sources[-1].id,
+        from_seq=latest.from_seq if latest else sources[0].seq,
+        to_seq=sources[-1].seq,
+        summary_text=summarised.content.summary_text,
+        key_facts=_raw_items(summarised.content.key_facts),
+        decisions=_raw_items(summarised.content.decisions),
+        open_questions=_raw_items(summarised.content.open_questions),
+        action_items=_raw_items(summarised.content.action_items),
+        rendered=summarised.rendered,
+        token_count=summarised.tokens,
+        token_encoding=encoding,
+        summarizer=summarizer,
+    )
 
 
 @dataclass
@@ -232,6 +294,16 @@ class TurnService:
         self.audit = AuditRepository(db)
         self.calibration = CalibrationService(
             db, settings=runtime.settings, tokenizers=runtime.tokenizers, metrics=runtime.metrics
+        )
+        self.jobs = SummaryJobRepository(db)
+        self.background_summaries = runtime.settings.summarizes_in_background
+
+    def _summary_can_wait(self, usage: int, budget: Budget) -> bool:
+        """Below the prune threshold the prompt fits without a summary: a slow summariser's
+        work goes to a job instead of holding up the turn."""
+        return (
+            self.background_summaries
+            and usage < self.settings.prune_trigger_ratio * budget.input_budget
         )
 
     # -- the agent's calls ------------------------------------------------------------------
@@ -452,22 +524,9 @@ class TurnService:
         previous: SummaryContent | None,
         sources: list[MessageRecord],
     ) -> _Summarised:
-        target = int(self.settings.summary_target_ratio * resolved.budget.input_budget)
-        content = await self.runtime.summarizer.summarize(
-            SummaryRequest(
-                previous=previous,
-                messages=tuple(
-                    SourceMessage(m.id, m.role, content_text(m.content)) for m in sources
-                ),
-                target_tokens=target,
-                counter=resolved.counter,
-            )
+        return await summarise_sources(
+            self.runtime, resolved=resolved, previous=previous, sources=sources
         )
-        rendered = render_summary(content)
-        tokens = resolved.counter.count_text(rendered)
-        if not rendered.strip() or tokens > target:
-            raise ValueError(f"summary of {tokens} tokens breaks its contract (target {target})")
-        return _Summarised(content, rendered, tokens, sources)
 
     async def _assemble(
         self,
@@ -488,13 +547,18 @@ class TurnService:
         budget, counter = resolved.budget, resolved.counter
 
         stored = list(await self.turns.active_messages(session.id))
+        latest = await self.turns.latest_summary(session.id)
+        previous = summary_content(latest) if latest else None
+        # A summary job finished since the last assembly: what it covers leaves the prompt now.
+        applied = [r for r in stored if latest is not None and r.seq <= latest.to_seq]
+        stored = stored[len(applied) :]
+        finished_jobs = (
+            await self.jobs.finished_unapplied(session.id) if self.background_summaries else []
+        )
         self._count([*stored, *pending], counter)
         records = [*stored, *pending]
         by_seq = {record.seq: record for record in records}
         history = [_as_history(record) for record in records]
-
-        latest = await self.turns.latest_summary(session.id)
-        previous = summary_content(latest) if latest else None
         caps = _caps(session)
         shaper = _BlockShaper(
             session, counter, caps, self.settings.dedupe_summary_against_memory, {}
@@ -502,46 +566,83 @@ class TurnService:
         blocks = shaper.blocks(previous)
         fixed = fixed_cost(counter, blocks)
 
+        summarised: _Summarised | None = None
+        left_out: set[int] = set()
+        fallback = False
+
+        def truncate(eligible: Sequence[int]) -> None:
+            # Seed 003 §9: never lose history, never store the error as a summary.
+            nonlocal fallback
+            if not fallback:  # one count per assembly, however many summaries failed
+                self.metrics.summarizer_fallback_count.inc()
+            fallback = True
+            left_out.update(
+                plan_fallback_truncation(
+                    budget=budget,
+                    settings=settings,
+                    fixed_tokens=fixed.tokens,
+                    history=history,
+                    eligible=eligible,
+                    current_turn_seq=turn.seq,
+                    anchor_message_ids=previous.anchor_message_ids() if previous else frozenset(),
+                )
+            )
+
+        failed_jobs = [j for j in finished_jobs if j.status == SummaryJobStatus.FAILED]
+        if failed_jobs:
+            logger.warning(
+                "summary job %s failed for session %s (%s); truncating deterministically",
+                failed_jobs[-1].id,
+                session.id,
+                failed_jobs[-1].failure,
+            )
+            truncate([m.seq for m in history if m.seq <= max(j.to_seq for j in failed_jobs)])
+
         summary_plan = plan_summary(
             budget=budget,
             settings=settings,
             fixed_tokens=fixed.tokens,
-            history=history,
+            history=[m for m in history if m.seq not in left_out],
             current_turn_seq=turn.seq,
             turns_since_summary=turn.seq - 1 - (latest.turn_seq if latest else 0),
         )
-        summarised: _Summarised | None = None
-        left_out: set[int] = set()
-        fallback = False
-        if summary_plan.triggered:
+        pending_job = (
+            await self.jobs.pending_for_session(session.id) if self.background_summaries else None
+        )
+        new_job: SummaryJobRecord | None = None
+        if summary_plan.triggered and self._summary_can_wait(summary_plan.usage_before, budget):
+            # A slow summariser runs in a job: this prompt still fits, so it goes out now and
+            # a later assembly picks up the summary.
+            if pending_job is None:
+                new_job = SummaryJobRecord(
+                    session_id=session.id,
+                    turn_id=turn.id,
+                    turn_seq=turn.seq,
+                    reason=summary_plan.reason or "threshold",
+                    from_seq=summary_plan.eligible[0],
+                    to_seq=summary_plan.eligible[-1],
+                    status=SummaryJobStatus.QUEUED,
+                    attempts=0,
+                )
+        elif summary_plan.triggered:
             sources = [by_seq[seq] for seq in summary_plan.eligible]
             try:
-                summarised = await self._summarise(
-                    resolved=resolved, previous=previous, sources=sources
+                summarised = await asyncio.wait_for(
+                    self._summarise(resolved=resolved, previous=previous, sources=sources),
+                    timeout=self.settings.summary_wait_seconds
+                    if self.background_summaries
+                    else None,
                 )
-            except Exception:
-                # Seed 003 §9: never lose history, never store the error as a summary.
+            except Exception as error:
+                if isinstance(error, TimeoutError):
+                    self.metrics.summarizer_outcomes.labels("timeout").inc()
                 logger.warning(
                     "summariser %s failed for session %s; truncating deterministically",
                     self.runtime.summarizer.name,
                     session.id,
                     exc_info=True,
                 )
-                self.metrics.summarizer_fallback_count.inc()
-                fallback = True
-                left_out.update(
-                    plan_fallback_truncation(
-                        budget=budget,
-                        settings=settings,
-                        fixed_tokens=fixed.tokens,
-                        history=history,
-                        eligible=summary_plan.eligible,
-                        current_turn_seq=turn.seq,
-                        anchor_message_ids=(
-                            previous.anchor_message_ids() if previous else frozenset()
-                        ),
-                    )
-                )
+                truncate(summary_plan.eligible)
             else:
                 left_out.update(summary_plan.eligible)
                 blocks = shaper.blocks(summarised.content)
@@ -556,7 +657,7 @@ class TurnService:
             history=remaining,
             current_turn_seq=turn.seq,
             anchor_message_ids=in_force.anchor_message_ids() if in_force else frozenset(),
-            summarised=summarised is not None,
+            summarised=summarised is not None or bool(applied),
         )
         pruned_seqs = set(prune_plan.pruned)
         if fallback:
@@ -602,6 +703,7 @@ class TurnService:
             summary_triggered=summary_plan.triggered,
             summary_reason=summary_plan.reason,
             summary_fallback=fallback,
+            summary_id=latest.id if applied and latest else None,
             prune_triggered=prune_plan.triggered,
             blocks=report_blocks,
             block_telemetry=_telemetry(shaper, report_blocks, history_before, len(over_cap)),
@@ -650,31 +752,39 @@ class TurnService:
         await self.db.flush()
 
         summarised_ids: list[int] = []
+        if applied and latest is not None:
+            summarised_ids = [m.id for m in applied]
+            await self.turns.set_state(
+                session.id, summarised_ids, MessageState.SUMMARISED, summary_id=latest.id
+            )
+        await self.jobs.mark_applied([j.id for j in finished_jobs])
+        if new_job is not None:
+            self.jobs.add(new_job)
         if summarised is not None:
             sources = summarised.sources
-            record = SummaryRecord(
+            record = summary_record(
+                summarised,
                 session_id=session.id,
+                latest=latest,
                 turn_id=turn.id,
                 turn_seq=turn.seq,
-                from_message_id=latest.from_message_id if latest else sources[0].id,
-                to_message_id=sources[-1].id,
-                from_seq=latest.from_seq if latest else sources[0].seq,
-                to_seq=sources[-1].seq,
-                summary_text=summarised.content.summary_text,
-                key_facts=_raw_items(summarised.content.key_facts),
-                decisions=_raw_items(summarised.content.decisions),
-                open_questions=_raw_items(summarised.content.open_questions),
-                action_items=_raw_items(summarised.content.action_items),
-                rendered=summarised.rendered,
-                token_count=summarised.tokens,
-                token_encoding=counter.name,
+                encoding=counter.name,
                 summarizer=self.runtime.summarizer.name,
             )
             self.db.add(record)
             await self.db.flush()
-            summarised_ids = [m.id for m in sources]
+            summarised_ids += [m.id for m in sources]
+            if pending_job is not None:
+                # Made here because this prompt could not wait: the job's result is moot.
+                await self.jobs.finish(
+                    pending_job.id,
+                    token=None,
+                    status=SummaryJobStatus.DONE,
+                    summary_id=record.id,
+                    applied_at=utcnow(),
+                )
             await self.turns.set_state(
-                session.id, summarised_ids, MessageState.SUMMARISED, summary_id=record.id
+                session.id, [m.id for m in sources], MessageState.SUMMARISED, summary_id=record.id
             )
             audit.summary_id = record.id
             self.metrics.summary_count.labels(summary_plan.reason or "threshold").inc()
@@ -698,7 +808,7 @@ class TurnService:
             if changed_at is not None:
                 audit.change_reason = (
                     "summary"
-                    if summarised is not None
+                    if summarised is not None or applied
                     else "prune"
                     if pruned_ids
                     else "block_cap"
@@ -737,6 +847,8 @@ class TurnService:
                 summary_triggered=summary_plan.triggered,
                 summary_reason=summary_plan.reason,
                 summary_fallback=fallback,
+                summary_queued=new_job is not None
+                or (pending_job is not None and summarised is None),
                 prune_triggered=prune_plan.triggered,
                 summarised_message_ids=summarised_ids,
                 pruned_message_ids=pruned_ids,

@@ -1,0 +1,110 @@
+"""Fact carry-over: a new summary keeps what the previous one established.
+
+An abstractive summariser may drop a fact, a decision or an open question of the previous
+summary while folding new messages in. :func:`carry_over` merges every such item back, with
+its source message ids, so that facts and their anchors survive summary after summary. When
+the merged summary is over its target, the narrative gives way first, then the new summary's
+own items (action items first, newest first); carried items go last of all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from app.budget.summary import SummaryContent, SummaryItem, render_summary
+from app.budget.tokens import TokenCounter
+
+#: The sections whose items are anchors (seed 003 §8) and must survive a re-summary.
+CARRIED_SECTIONS = ("key_facts", "decisions", "open_questions")
+_SECTIONS = (*CARRIED_SECTIONS, "action_items")
+_NORMALISE = re.compile(r"[\W_]+")
+
+
+def _sections(content: SummaryContent, **changes: tuple[SummaryItem, ...]) -> SummaryContent:
+    """``content`` with some sections replaced."""
+
+    def section(name: str) -> tuple[SummaryItem, ...]:
+        items: tuple[SummaryItem, ...] = changes.get(name, getattr(content, name))
+        return items
+
+    return SummaryContent(
+        summary_text=content.summary_text,
+        key_facts=section("key_facts"),
+        decisions=section("decisions"),
+        open_questions=section("open_questions"),
+        action_items=section("action_items"),
+    )
+
+
+def _key(text: str) -> str:
+    return _NORMALISE.sub(" ", text.lower()).strip()
+
+
+def dropped_items(previous: SummaryContent, new: SummaryContent) -> dict[str, list[SummaryItem]]:
+    """Items of the previous summary's carried sections that the new one no longer states
+    (compared by normalised text, in any section)."""
+    present = {_key(item.text) for name in _SECTIONS for item in getattr(new, name)}
+    return {
+        name: [item for item in getattr(previous, name) if _key(item.text) not in present]
+        for name in CARRIED_SECTIONS
+    }
+
+
+def _with_provenance(previous: SummaryContent, new: SummaryContent) -> SummaryContent:
+    """The new summary's restated items keep the source ids the previous ones had."""
+    sources: dict[str, tuple[int, ...]] = {}
+    for name in CARRIED_SECTIONS:
+        for item in getattr(previous, name):
+            sources.setdefault(_key(item.text), item.source_message_ids)
+
+    def merged(item: SummaryItem) -> SummaryItem:
+        earlier = sources.get(_key(item.text), ())
+        ids = tuple(dict.fromkeys((*earlier, *item.source_message_ids)))
+        return item if ids == item.source_message_ids else replace(item, source_message_ids=ids)
+
+    return _sections(
+        new, **{name: tuple(merged(i) for i in getattr(new, name)) for name in _SECTIONS}
+    )
+
+
+def carry_over(
+    previous: SummaryContent | None,
+    new: SummaryContent,
+    *,
+    target_tokens: int | None,
+    counter: TokenCounter,
+) -> SummaryContent:
+    """``new`` with every fact, decision and open question of ``previous`` it dropped merged
+    back (first in their section, as the oldest), within ``target_tokens`` where possible
+    (None: no trimming; the caller asks for a shorter summary instead)."""
+    if previous is None:
+        return new
+    new = _with_provenance(previous, new)
+    missing = dropped_items(previous, new)
+    carried = {id(item) for items in missing.values() for item in items}
+    content = _sections(
+        new, **{name: (*missing[name], *getattr(new, name)) for name in CARRIED_SECTIONS}
+    )
+
+    if target_tokens is None:
+        return content
+    limit = target_tokens
+
+    def over(candidate: SummaryContent) -> bool:
+        return counter.count_text(render_summary(candidate)) > limit
+
+    # Over target: the narrative shrinks, then the new summary's own items go (action items
+    # first, newest first). Carried items are what this function exists to keep.
+    while over(content) and content.summary_text:
+        words = content.summary_text.split()
+        content = replace(content, summary_text=" ".join(words[: len(words) // 2]))
+    for name in ("action_items", "open_questions", "decisions", "key_facts"):
+        items = list(getattr(content, name))
+        index = len(items) - 1
+        while over(content) and index >= 0:
+            if id(items[index]) not in carried:
+                del items[index]
+                content = _sections(content, **{name: tuple(items)})
+            index -= 1
+    return content

@@ -1,0 +1,1 @@
+"""Summary jobs: LLM summaries made by workers, off the request path."""

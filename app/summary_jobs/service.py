@@ -1,0 +1,204 @@
+"""Summary jobs: listing them, and the worker that runs them.
+
+A worker claims a job (a short transaction), runs the summariser outside any transaction while
+a heartbeat renews its lease, then writes the summary under the session's lock, but only if it
+still holds the claim and no other summary was written for the session meanwhile. A worker that
+dies leaves a lease that expires; any worker then claims the job again. Nothing is ever lost:
+the messages stay active until an assembly applies the finished summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.models import SummaryJobRecord, SummaryJobStatus
+from app.models.base import utcnow
+from app.runtime import Runtime
+from app.sessions.repository import SessionRepository
+from app.sessions.service import SessionService, session_budget
+from app.summary_jobs.repository import SummaryJobRepository
+from app.summary_jobs.schemas import SummaryJobList, SummaryJobOut
+from app.turns.service import _Summarised, summarise_sources, summary_content, summary_record
+
+logger = logging.getLogger(__name__)
+
+
+class SummaryJobService:
+    def __init__(self, db: AsyncSession, *, runtime: Runtime) -> None:
+        self.db = db
+        self.runtime = runtime
+        self.jobs = SummaryJobRepository(db)
+        self.sessions = SessionRepository(db)
+
+    async def list_jobs(self, session_id: str, *, limit: int) -> SummaryJobList:
+        """A session's summary jobs, newest first."""
+        await SessionService(
+            self.db, settings=self.runtime.settings, tokenizers=self.runtime.tokenizers
+        ).require(session_id)
+        rows = await self.jobs.list_for_session(session_id, limit=limit)
+        return SummaryJobList(
+            jobs=[SummaryJobOut.model_validate(row, from_attributes=True) for row in rows]
+        )
+
+
+class SummaryJobWorker:
+    """Runs summary jobs until stopped. Any number may run, in any number of processes."""
+
+    def __init__(self, *, sessionmaker: async_sessionmaker[AsyncSession], runtime: Runtime) -> None:
+        self.sessionmaker = sessionmaker
+        self.runtime = runtime
+        self.settings = runtime.settings
+        self.metrics = runtime.metrics
+
+    async def run_forever(self) -> None:
+        while True:
+            try:
+                worked = await self.run_once()
+            except Exception:
+                logger.exception("summary worker: unexpected error; retrying")
+                worked = False
+            if not worked:
+                await asyncio.sleep(self.settings.summary_job_poll_seconds)
+
+    async def claim(self, *, token: str, lease_seconds: float) -> SummaryJobRecord | None:
+        """Claim the next job, in a transaction of its own."""
+        async with self.sessionmaker() as db:
+            jobs = SummaryJobRepository(db)
+            depth, oldest = await jobs.pending_stats()
+            self.metrics.summary_queue_depth.set(depth)
+            self.metrics.summary_job_age.set(
+                (utcnow() - oldest).total_seconds() if oldest is not None else 0
+            )
+            job = await jobs.claim(token=token, lease_seconds=lease_seconds)
+            await db.commit()
+        if job is not None and job.attempts == 1:
+            self.metrics.summary_job_wait.observe((utcnow() - job.created_at).total_seconds())
+        return job
+
+    async def run_once(self) -> bool:
+        """Claim and run one job; False when there was none."""
+        token = uuid.uuid4().hex
+        lease = self.settings.summary_job_lease_seconds
+        job = await self.claim(token=token, lease_seconds=lease)
+        if job is None:
+            return False
+        if job.attempts > self.settings.summary_job_max_attempts:
+            # Claimed again and again: each worker that took it died. Stop the cycle.
+            await self._finish(job, token, status=SummaryJobStatus.FAILED, failure="max_attempts")
+            return True
+        heartbeat = asyncio.create_task(self._heartbeat(job.id, token, lease))
+        try:
+            await self.run_claimed(job, token)
+        except asyncio.CancelledError:
+            # Shutting down: hand the job back now rather than when its lease expires.
+            await asyncio.shield(self._release(job.id, token))
+            raise
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+        return True
+
+    async def run_claimed(self, job: SummaryJobRecord, token: str) -> None:
+        """Summarise a claimed job and write the result (or the failure)."""
+        async with self.sessionmaker() as db:
+            session = await SessionRepository(db).get(job.session_id)
+            jobs = SummaryJobRepository(db)
+            latest = await jobs.latest_summary(job.session_id)
+            sources = list(
+                await jobs.active_messages_between(
+                    job.session_id, after_seq=latest.to_seq if latest else 0, to_seq=job.to_seq
+                )
+            )
+            await db.commit()
+        if session is None:
+            return  # deleted: its jobs went with it
+        if not sources:
+            await self._finish(job, token, status=SummaryJobStatus.DONE, failure="nothing_left")
+            return
+        resolved = session_budget(
+            session, settings=self.settings, tokenizers=self.runtime.tokenizers
+        )
+        try:
+            summarised = await summarise_sources(
+                self.runtime,
+                resolved=resolved,
+                previous=summary_content(latest) if latest else None,
+                sources=sources,
+            )
+        except Exception as error:
+            logger.warning(
+                "summary job %s for session %s failed; the next turn truncates instead",
+                job.id,
+                job.session_id,
+                exc_info=True,
+            )
+            await self._finish(
+                job, token, status=SummaryJobStatus.FAILED, failure=type(error).__name__[:128]
+            )
+            return
+        await self._write(job, token, summarised, latest_id=latest.id if latest else None)
+
+    async def _write(
+        self, job: SummaryJobRecord, token: str, summarised: _Summarised, *, latest_id: int | None
+    ) -> None:
+        async with self.sessionmaker() as db:
+            session = await SessionRepository(db).get(job.session_id, lock=True)
+            jobs = SummaryJobRepository(db)
+            latest = await jobs.latest_summary(job.session_id)
+            if session is None:
+                return
+            if (latest.id if latest else None) != latest_id:
+                # A turn that could not wait summarised meanwhile: this result folds a summary
+                # that is no longer the newest, so it is dropped.
+                await jobs.finish(
+                    job.id, token=token, status=SummaryJobStatus.DONE, failure="superseded"
+                )
+                await db.commit()
+                return
+            record = summary_record(
+                summarised,
+                session_id=job.session_id,
+                latest=latest,
+                turn_id=job.turn_id,
+                turn_seq=job.turn_seq,
+                encoding=session_budget(
+                    session, settings=self.settings, tokenizers=self.runtime.tokenizers
+                ).counter.name,
+                summarizer=self.runtime.summarizer.name,
+            )
+            db.add(record)
+            await db.flush()
+            if not await jobs.finish(
+                job.id, token=token, status=SummaryJobStatus.DONE, summary_id=record.id
+            ):
+                await db.rollback()  # the claim was lost: whoever holds it now writes
+                return
+            await db.commit()
+        self.metrics.summary_count.labels(job.reason).inc()
+
+    async def _finish(self, job: SummaryJobRecord, token: str, **values: object) -> None:
+        async with self.sessionmaker() as db:
+            await SummaryJobRepository(db).finish(job.id, token=token, **values)
+            await db.commit()
+
+    async def _release(self, job_id: int, token: str) -> None:
+        async with self.sessionmaker() as db:
+            await SummaryJobRepository(db).release(job_id, token=token)
+            await db.commit()
+
+    async def _heartbeat(self, job_id: int, token: str, lease: float) -> None:
+        while True:
+            await asyncio.sleep(lease / 3)
+            async with self.sessionmaker() as db:
+                held = await SummaryJobRepository(db).renew(
+                    job_id, token=token, lease_seconds=lease
+                )
+                await db.commit()
+            if not held:
+                return

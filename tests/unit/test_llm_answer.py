@@ -1,0 +1,39 @@
+"""What the LLM summariser accepts as a summary, and what it never does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from app.summarize.llm import parse_answer
+
+GOOD = {
+    "summary_text": "120 messages about the Lisbon trip folded in.",
+    "key_facts": [{"text": "Passport P1234.", "source_message_ids": [3]}],
+}
+
+
+def test_a_contract_answer_is_accepted_even_inside_a_json_fence() -> None:
+    contract = parse_answer("```json\n" + json.dumps(GOOD) + "\n```")
+
+    assert contract.summary_text == GOOD["summary_text"]
+    assert contract.key_facts[0].source_message_ids == [3]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I'm sorry, but I can't help with that.",
+        "Error: upstream model overloaded",
+        "503 Service Unavailable",
+        json.dumps({"summary_text": "I apologize, I cannot summarise this."}),
+        json.dumps({"summary_text": "", "key_facts": []}),
+        json.dumps({**GOOD, "decisions": [{"text": "An error occurred while reading."}]}),
+        '{"summary_text": "Trip", "key_facts": [oops',
+    ],
+)
+def test_error_text_refusals_and_broken_json_are_not_summaries(answer: str) -> None:
+    with pytest.raises((ValueError, ValidationError)):
+        parse_answer(answer)
