@@ -122,4 +122,6 @@ async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
             await session.commit()
 
 
-DbSession = Annotated[AsyncSession, Depends(get_db)]
+# scope="function": the unit of work ends (commits) before the response is sent, so a client
+# never reads a success whose writes could still fail to commit, nor races its own writes.
+DbSession = Annotated[AsyncSession, Depends(get_db, scope="function")]
