@@ -182,9 +182,7 @@ def _normalise_model(name: str) -> str:
     return name.rsplit("/", 1)[-1].lower()
 
 
-def lookup_model(name: str, *, default_context_limit: int = 8192) -> ModelSpec:
-    """The spec of a model by exact name or longest known prefix; unknown models get the
-    default context limit and a proxy count that errs high."""
+def _builtin_spec(name: str) -> ModelSpec | None:
     wanted = _normalise_model(name)
     best: ModelSpec | None = None
     for spec in _BUILTIN_MODELS:
@@ -192,6 +190,20 @@ def lookup_model(name: str, *, default_context_limit: int = 8192) -> ModelSpec:
             best is None or len(spec.name) > len(best.name)
         ):
             best = spec
+    return best
+
+
+def model_family(name: str) -> str | None:
+    """The built-in table's entry a model name falls under ("gpt-4o", "claude", …), or None
+    for a model the table does not know: a bounded name, fit for a metric label."""
+    spec = _builtin_spec(name)
+    return spec.name if spec is not None else None
+
+
+def lookup_model(name: str, *, default_context_limit: int = 8192) -> ModelSpec:
+    """The spec of a model by exact name or longest known prefix; unknown models get the
+    default context limit and a proxy count that errs high."""
+    best = _builtin_spec(name)
     if best is not None:
         return ModelSpec(
             name, best.context_limit, best.max_output_tokens, best.encoding, best.safety_factor

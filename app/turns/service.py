@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.repository import AuditRepository
+from app.audit.telemetry import log_budget_telemetry
 from app.budget.assembly import (
     CURRENT_BLOCK,
     HISTORY_BLOCK,
@@ -36,6 +37,7 @@ from app.budget.policy import (
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
 from app.budget.tokens import TokenCounter, content_text, count_message
 from app.errors import BudgetExceededError, ConflictError, NotFoundError
+from app.metrics import model_label
 from app.models import (
     AuditRecord,
     MessageRecord,
@@ -380,6 +382,11 @@ class TurnService:
             summary=latest.rendered if latest else None,
         )
         fixed = fixed_cost(counter, blocks)
+        blocks_before = {
+            **fixed.blocks,
+            HISTORY_BLOCK: history_tokens(m for m in history if m.turn_seq != turn.seq),
+            CURRENT_BLOCK: history_tokens(m for m in history if m.turn_seq == turn.seq),
+        }
 
         summary_plan = plan_summary(
             budget=budget,
@@ -468,6 +475,7 @@ class TurnService:
         )
         if resolved.estimator_fallback:
             self.metrics.estimator_fallback_count.inc()
+        log_budget_telemetry(audit, blocks_before=blocks_before, fits=prune_plan.fits(budget))
 
         if not prune_plan.fits(budget):
             rejection = {
@@ -554,7 +562,9 @@ class TurnService:
         self.audit.add(audit)
         await self.db.flush()
 
-        self.metrics.prompt_tokens.labels(session.model).observe(prune_plan.usage_after_prune)
+        self.metrics.prompt_tokens.labels(model_label(session.model)).observe(
+            prune_plan.usage_after_prune
+        )
         self.metrics.assembly_latency.observe(time.perf_counter() - started)
         return AssemblyOut(
             turn_id=turn.id,
