@@ -148,6 +148,29 @@ async def test_http_metrics_are_labelled_by_route_template(client: httpx.AsyncCl
     }
 
 
+async def test_the_dashboard_only_queries_metrics_that_contextd_exposes(
+    client: httpx.AsyncClient,
+) -> None:
+    await eventful_session(client)
+    exposed = {
+        sample.name
+        for family in _families((await client.get("/metrics")).text).values()
+        for sample in family.samples
+    }
+    dashboard = json.loads((REPO / "deploy/grafana/dashboards/contextd.json").read_text())
+
+    # A metric in PromQL is a name followed by a selector ({…}) or a range ([…]).
+    queried = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\b([a-z_][a-z0-9_]*)\s*[{\[]", target["expr"])
+    }
+    assert queried - exposed == set()
+    assert {"context_summary_count_total", "context_prune_count_total"} <= queried
+    assert {"context_overflow_reject_count_total", "context_prompt_tokens_bucket"} <= queried
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
