@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from typing import TextIO
@@ -33,18 +34,20 @@ def _migrate(settings: Settings) -> None:
     asyncio.run(run())
 
 
-def _share_metrics_between_workers() -> None:
+def _share_metrics_between_workers() -> str | None:
     """Several workers must keep their metrics in one directory (prometheus_client's
     multiprocess mode) or each scrape would see one worker's share. Without a directory
     from the operator, a fresh one is made and handed to the workers through their
-    environment, which is where prometheus_client looks for it."""
+    environment, which is where prometheus_client looks for it. Returns the directory it
+    made, for removal when the server stops."""
     from app.metrics import multiprocess_mode
 
     if multiprocess_mode():
-        return
+        return None
     directory = tempfile.mkdtemp(prefix="contextd-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
     logger.info("worker metrics are shared through %s", directory)
+    return directory
 
 
 def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
@@ -66,17 +69,20 @@ def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
     except SchemaNotReadyError as error:
         _say(f"contextd: {error}", stream=sys.stderr)
         raise SystemExit(2) from error
-    if workers > 1:
-        _share_metrics_between_workers()
-    uvicorn.run(
-        "app.main:create_served_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_config=None,  # logging is ours (app.logs), in every worker
-        access_log=False,  # contextd logs each request itself, with its context
-    )
+    made = _share_metrics_between_workers() if workers > 1 else None
+    try:
+        uvicorn.run(
+            "app.main:create_served_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_config=None,  # logging is ours (app.logs), in every worker
+            access_log=False,  # contextd logs each request itself, with its context
+        )
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def _inspect(settings: Settings, session_id: str, *, list_messages: bool) -> int:

@@ -30,9 +30,11 @@ _QUIET_ROUTES = frozenset({"/metrics", "/healthz", "/readyz"})
 #: The current request's fields, added to every log line written while it is served.
 _request_context: ContextVar[dict[str, Any] | None] = ContextVar("request_context", default=None)
 
-# Attributes every LogRecord has; anything else on a record came from ``extra=``.
+# Attributes every LogRecord has; anything else on a record came from ``extra=`` (except
+# uvicorn's copy of its message with terminal colour codes).
 _RECORD_ATTRIBUTES = frozenset(
-    logging.LogRecord("", 0, "", 0, "", (), None).__dict__.keys() | {"message", "asctime"}
+    logging.LogRecord("", 0, "", 0, "", (), None).__dict__.keys()
+    | {"message", "asctime", "color_message"}
 )
 
 request_logger = logging.getLogger("contextd.request")

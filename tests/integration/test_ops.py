@@ -247,9 +247,10 @@ async def test_metrics_of_several_processes_add_up(sqlite_template: Path, tmp_pa
 def test_several_workers_get_a_shared_metrics_directory(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
 
-    _share_metrics_between_workers()
+    made = _share_metrics_between_workers()
 
     directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    assert made == str(directory)
     assert directory.is_dir()
     assert list(directory.iterdir()) == []
     directory.rmdir()
