@@ -1,14 +1,26 @@
-"""The ``contextd`` command: ``serve``, ``migrate`` and ``tokenizers``."""
+"""The ``contextd`` command: ``serve``, ``migrate``, ``inspect SESSION``, ``purge-audit`` and
+``tokenizers``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import logging
+import os
+import shutil
 import sys
+import tempfile
+from typing import TextIO
 
+from app.logs import configure_logging
 from app.settings import Settings
 from app.tokens.models_file import ModelsFileError
+
+logger = logging.getLogger("contextd.cli")
+
+
+def _say(message: str, *, stream: TextIO | None = None) -> None:
+    print(message, file=stream or sys.stdout)
 
 
 def _migrate(settings: Settings) -> None:
@@ -31,18 +43,18 @@ def _tokenizers(settings: Settings) -> int:
 
     cache_dir = tiktoken_cache_dir(settings.tiktoken_cache_dir)
     where = "TIKTOKEN_CACHE_DIR" if settings.tiktoken_cache_dir else "tiktoken's default"
-    print(f"tiktoken cache: {cache_dir} ({where})")  # noqa: T201
+    _say(f"tiktoken cache: {cache_dir} ({where})")
     statuses = tokenizer_statuses(model_registry(settings.models_file), cache_dir=cache_dir)
     for status in statuses:
         state = "available offline" if status.available else "MISSING"
         shown = ", ".join(status.models[:4]) + (" …" if len(status.models) > 4 else "")
-        print(  # noqa: T201
+        _say(
             f"  {status.kind:24} {state:18} {len(status.models):3} model(s): {shown}\n"
             f"  {'':24} {status.location}"
         )
     missing = [status for status in statuses if not status.available]
     if missing:
-        print(  # noqa: T201
+        _say(
             "contextd counts the models of a missing encoding with chars/4 * 1.25 (it errs "
             "high, but is not exact): copy the files above into the cache folder and set "
             "TIKTOKEN_CACHE_DIR (README, Token counting)"
@@ -50,7 +62,23 @@ def _tokenizers(settings: Settings) -> int:
     return 1 if missing else 0
 
 
-def _serve(settings: Settings, host: str, port: int) -> None:
+def _share_metrics_between_workers() -> str | None:
+    """Several workers must keep their metrics in one directory (prometheus_client's
+    multiprocess mode) or each scrape would see one worker's share. Without a directory
+    from the operator, a fresh one is made and handed to the workers through their
+    environment, which is where prometheus_client looks for it. Returns the directory it
+    made, for removal when the server stops."""
+    from app.metrics import multiprocess_mode
+
+    if multiprocess_mode():
+        return None
+    directory = tempfile.mkdtemp(prefix="contextd-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    logger.info("worker metrics are shared through %s", directory)
+    return directory
+
+
+def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
     import uvicorn
 
     from app.db import SchemaNotReadyError, create_engine, ensure_schema
@@ -64,18 +92,118 @@ def _serve(settings: Settings, host: str, port: int) -> None:
             await engine.dispose()
 
     # Checked here as well as at start-up so that an unmigrated database is one clear line,
-    # not a server traceback.
+    # not a server traceback (and so that workers never race to migrate).
     try:
         asyncio.run(check_schema())
-    except SchemaNotReadyError as error:
-        print(f"contextd: {error}", file=sys.stderr)  # noqa: T201
+        # Each worker builds its app from the environment; a bad models file is one clear
+        # line here rather than a traceback per worker.
+        create_app(settings)
+    except (SchemaNotReadyError, ModelsFileError) as error:
+        _say(f"contextd: {error}", stream=sys.stderr)
         raise SystemExit(2) from error
+    made = _share_metrics_between_workers() if workers > 1 else None
     try:
-        app = create_app(settings)
-    except ModelsFileError as error:
-        print(f"contextd: {error}", file=sys.stderr)  # noqa: T201
-        raise SystemExit(2) from error
-    uvicorn.run(app, host=host, port=port, log_level=settings.log_level.lower())
+        uvicorn.run(
+            "app.main:create_served_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_config=None,  # logging is ours (app.logs), in every worker
+            access_log=False,  # contextd logs each request itself, with its context
+        )
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+
+
+def _inspect(settings: Settings, session_id: str, *, list_messages: bool) -> int:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from app.db import create_engine
+    from app.errors import NotFoundError
+    from app.inspection import inspect_session
+
+    async def run() -> str:
+        engine = create_engine(settings.database_url)
+        try:
+            async with AsyncSession(engine) as db:
+                return await inspect_session(
+                    db, session_id, settings=settings, list_messages=list_messages
+                )
+        finally:
+            await engine.dispose()
+
+    try:
+        _say(asyncio.run(run()))
+    except NotFoundError as error:
+        _say(f"contextd: {error.message}", stream=sys.stderr)
+        return 1
+    return 0
+
+
+class _ProgressLine:
+    """Deleted rows so far, as one line rewritten in place on a terminal, or a line per
+    tenth of the work elsewhere (logs stay short)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.interactive = stream.isatty()
+        self.reported_tenth = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        share = done / total if total else 1.0
+        message = f"purging audit rows: {done:,}/{total:,} ({share:.0%})"
+        if self.interactive:
+            self.stream.write("\r" + message)
+            if done >= total:
+                self.stream.write("\n")
+        elif int(share * 10) > self.reported_tenth:
+            self.reported_tenth = int(share * 10)
+            self.stream.write(message + "\n")
+        self.stream.flush()
+
+
+def _purge_audit(settings: Settings, *, older_than_days: int | None, batch_size: int | None) -> int:
+    from sqlalchemy.ext.asyncio import async_sessionmaker
+
+    from app.audit.retention import purge_audit, retention_cutoff
+    from app.db import create_engine
+
+    days = older_than_days or settings.audit_retention_days
+    if days is None:
+        _say(
+            "contextd: say how old: --older-than-days N, or set CONTEXTD_AUDIT_RETENTION_DAYS",
+            stream=sys.stderr,
+        )
+        return 2
+    cutoff = retention_cutoff(days)
+
+    async def run() -> int:
+        engine = create_engine(settings.database_url)
+        try:
+            return await purge_audit(
+                async_sessionmaker(engine, expire_on_commit=False),
+                cutoff=cutoff,
+                batch_size=batch_size or settings.audit_purge_batch_size,
+                on_progress=_ProgressLine(sys.stderr),
+            )
+        finally:
+            await engine.dispose()
+
+    deleted = asyncio.run(run())
+    _say(
+        f"contextd: purged {deleted:,} audit rows older than {days} days "
+        f"(created before {cutoff:%Y-%m-%d %H:%M} UTC)"
+    )
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -85,29 +213,54 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--host", help="bind address (CONTEXTD_HOST, default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (CONTEXTD_PORT, default 8080)")
     serve.add_argument(
+        "--workers", type=_positive, help="worker processes (CONTEXTD_WORKERS, default 1)"
+    )
+    serve.add_argument(
         "--migrate", action="store_true", help="apply pending migrations before serving"
     )
     commands.add_parser("migrate", help="bring the database schema up to date")
+    inspect = commands.add_parser(
+        "inspect", help="print a session's context: blocks, summary, messages by state"
+    )
+    inspect.add_argument("session_id", metavar="SESSION")
+    inspect.add_argument(
+        "--messages", action="store_true", help="list every message with its state and tokens"
+    )
+    purge = commands.add_parser("purge-audit", help="delete old audit rows, in batches")
+    purge.add_argument(
+        "--older-than-days",
+        type=_positive,
+        help="the age to purge from (default: CONTEXTD_AUDIT_RETENTION_DAYS)",
+    )
+    purge.add_argument("--batch-size", type=_positive, help="rows per transaction (default 5000)")
     commands.add_parser(
         "tokenizers", help="list the encodings the model table uses and whether they load offline"
     )
     args = parser.parse_args(argv)
 
     settings = Settings()
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    configure_logging(level=settings.log_level, log_format=settings.log_format)
     if args.command == "tokenizers":
         try:
             raise SystemExit(_tokenizers(settings))
         except ModelsFileError as error:
-            print(f"contextd: {error}", file=sys.stderr)  # noqa: T201
+            _say(f"contextd: {error}", stream=sys.stderr)
             raise SystemExit(2) from error
     if args.command == "migrate":
         _migrate(settings)
-        print(f"contextd: database at {settings.database_url} is up to date")  # noqa: T201
+        _say(f"contextd: database at {settings.database_url} is up to date")
+    elif args.command == "inspect":
+        raise SystemExit(_inspect(settings, args.session_id, list_messages=args.messages))
+    elif args.command == "purge-audit":
+        raise SystemExit(
+            _purge_audit(settings, older_than_days=args.older_than_days, batch_size=args.batch_size)
+        )
     else:
         if args.migrate:
             settings = settings.model_copy(update={"auto_migrate": True})
-        _serve(settings, args.host or settings.host, args.port or settings.port)
+        _serve(
+            settings,
+            args.host or settings.host,
+            args.port or settings.port,
+            args.workers or settings.workers,
+        )

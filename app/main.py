@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 
 import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.orm import Session
 
 from app import __version__
 from app.audit.endpoints import router as audit_router
+from app.audit.retention import purge_periodically
+from app.audit.telemetry import watch_audit_rows
 from app.budget.tokens import TokenizerRegistry
 from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
 from app.errors import error_body, install_error_handlers
+from app.logs import configure_logging, install_request_logging
 from app.metrics import Metrics, install_metrics
 from app.runtime import Runtime
 from app.sessions.endpoints import router as sessions_router
@@ -48,6 +51,29 @@ def _summarizer(settings: Settings, metrics: Metrics) -> Summarizer:
             metrics=metrics,
         )
     return ExtractiveSummarizer()
+
+
+@asynccontextmanager
+async def _audit_retention(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
+    """The periodic audit purge, while the app runs, when retention and an interval are set."""
+    if settings.audit_retention_days is None or not settings.audit_purge_interval_seconds:
+        yield
+        return
+    task = asyncio.create_task(
+        purge_periodically(
+            app.state.sessionmaker,
+            retention_days=settings.audit_retention_days,
+            interval_seconds=settings.audit_purge_interval_seconds,
+            batch_size=settings.audit_purge_batch_size,
+        ),
+        name="contextd-audit-purge",
+    )
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
 
 
 def create_app(
@@ -83,20 +109,26 @@ def create_app(
             for model in ("gpt-4o", "gpt-4"):
                 spec = runtime.tokenizers.lookup(model)
                 await anyio.to_thread.run_sync(runtime.tokenizers.counter_for, spec)
+            # A session class of this app's own, so that its audit rows reach its metrics.
+            session_class: type[Session] = type("ContextdSession", (Session,), {})
+            watch_audit_rows(session_class, runtime.metrics)
             app.state.engine = engine
-            app.state.sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
+            app.state.sessionmaker = async_sessionmaker(
+                engine, expire_on_commit=False, sync_session_class=session_class
+            )
             workers = settings.summary_workers if settings.summarizes_in_background else 0
             for number in range(workers):
                 worker = SummaryJobWorker(sessionmaker=app.state.sessionmaker, runtime=runtime)
                 tasks.append(
                     asyncio.create_task(worker.run_forever(), name=f"summary-worker-{number}")
                 )
-            yield
+            async with _audit_retention(app, settings):
+                yield
         finally:
             for task in tasks:
                 task.cancel()
             for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
+                with suppress(asyncio.CancelledError):
                     await task
             if isinstance(runtime.summarizer, LLMSummarizer):
                 await runtime.summarizer.aclose()
@@ -111,6 +143,7 @@ def create_app(
     app.state.runtime = runtime
     install_error_handlers(app)
     install_metrics(app, runtime.metrics)
+    install_request_logging(app)
     app.include_router(sessions_router)
     app.include_router(turns_router)
     app.include_router(audit_router)
@@ -137,3 +170,11 @@ def create_app(
         return JSONResponse({"status": "ready"})
 
     return app
+
+
+def create_served_app() -> FastAPI:
+    """The app as ``contextd serve`` runs it in each worker process: settings from the
+    environment, and logging set up in the worker itself (workers are fresh interpreters)."""
+    settings = get_settings()
+    configure_logging(level=settings.log_level, log_format=settings.log_format)
+    return create_app(settings)

@@ -1,5 +1,10 @@
-"""Prometheus metrics. Labels are bounded (model alias, outcome, route template): never a
-session or tenant id."""
+"""Prometheus metrics. Labels are bounded (model family, outcome, policy event, route
+template): never a session or tenant id.
+
+Several worker processes: set ``PROMETHEUS_MULTIPROC_DIR`` to an empty directory shared by
+the workers, in the environment they start with. prometheus_client then keeps every value in
+a file there, and ``/metrics`` in any worker answers for all of them.
+"""
 
 from __future__ import annotations
 
@@ -15,14 +20,31 @@ from prometheus_client import (
     Histogram,
     disable_created_metrics,
     generate_latest,
+    values,
 )
-from starlette.routing import Match
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from app.budget.tokens import model_family
 
 # The *_created series double every counter's output and no dashboard of ours reads them.
 disable_created_metrics()  # type: ignore[no-untyped-call]
 
 TOKEN_BUCKETS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 1048576)
 LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+#: The label of a model the built-in table does not know: model aliases are the agents'
+#: free text, so only the table's families become label values.
+OTHER_MODEL = "other"
+
+
+def model_label(model_alias: str) -> str:
+    """A bounded label value for a session's model alias."""
+    return model_family(model_alias) or OTHER_MODEL
+
+
+def multiprocess_mode() -> bool:
+    """Whether prometheus_client keeps values in ``PROMETHEUS_MULTIPROC_DIR`` files. It
+    decides once, when imported, from the environment; this asks it rather than guessing."""
+    return values.ValueClass is not values.MutexValue
 
 
 class Metrics:
@@ -44,7 +66,7 @@ class Metrics:
         )
         self.prompt_tokens = Histogram(
             "context_prompt_tokens",
-            "Estimated input tokens of each assembled prompt.",
+            "Estimated input tokens of each assembled prompt, by model family.",
             ["model"],
             buckets=TOKEN_BUCKETS,
             registry=r,
@@ -108,6 +130,20 @@ class Metrics:
             ["verdict"],
             registry=r,
         )
+        self.assemblies = Counter(
+            "context_assemblies",
+            "Committed assemblies (audit rows) by model family and outcome (accepted/rejected).",
+            ["model", "outcome"],
+            registry=r,
+        )
+        self.policy_events = Counter(
+            "context_policy_events",
+            "Committed audit rows with a policy flag set, by model family and flag: summary "
+            "(summary_triggered), prune (prune_triggered), overflow (overflow_rejected), "
+            "summary_fallback, estimator_fallback.",
+            ["model", "event"],
+            registry=r,
+        )
         self.http_requests = Counter(
             "http_requests",
             "HTTP requests served.",
@@ -122,16 +158,36 @@ class Metrics:
             registry=r,
         )
 
+    def observe_audit_row(
+        self,
+        *,
+        model_alias: str,
+        overflow_rejected: bool,
+        summary_triggered: bool,
+        prune_triggered: bool,
+        summary_fallback: bool,
+        estimator_fallback: bool,
+    ) -> None:
+        """Count one committed audit row in the by-model view."""
+        model = model_label(model_alias)
+        self.assemblies.labels(model, "rejected" if overflow_rejected else "accepted").inc()
+        for event, flagged in (
+            ("summary", summary_triggered),
+            ("prune", prune_triggered),
+            ("overflow", overflow_rejected),
+            ("summary_fallback", summary_fallback),
+            ("estimator_fallback", estimator_fallback),
+        ):
+            if flagged:
+                self.policy_events.labels(model, event).inc()
+
     def render(self) -> bytes:
-        return generate_latest(self.registry)
-
-
-def _route_template(request: Request) -> str:
-    for route in request.app.router.routes:
-        match, _ = route.matches(request.scope)
-        if match == Match.FULL:
-            return str(getattr(route, "path", "unmatched"))
-    return "unmatched"
+        if not multiprocess_mode():
+            return generate_latest(self.registry)
+        # Every worker's files, merged; a registry per scrape, as prometheus_client asks.
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        return generate_latest(registry)
 
 
 def install_metrics(app: FastAPI, metrics: Metrics) -> None:
@@ -141,7 +197,7 @@ def install_metrics(app: FastAPI, metrics: Metrics) -> None:
     ) -> Response:
         started = time.perf_counter()
         response = await call_next(request)
-        route = _route_template(request)
+        route = str(getattr(request.scope.get("route"), "path", "unmatched"))
         metrics.http_requests.labels(request.method, route, str(response.status_code)).inc()
         metrics.http_latency.labels(request.method, route).observe(time.perf_counter() - started)
         return response

@@ -32,7 +32,37 @@ class Settings(BaseSettings):
     )
     host: str = "127.0.0.1"
     port: int = 8080
+    workers: int = Field(
+        default=1,
+        ge=1,
+        description=(
+            "Worker processes of `contextd serve`. Several share their metrics through "
+            "PROMETHEUS_MULTIPROC_DIR (a temporary directory is made when it is unset)."
+        ),
+    )
     log_level: str = "info"
+    log_format: Literal["json", "text"] = Field(
+        default="json",
+        description="json: one JSON object per line, for log pipelines; text: for people.",
+    )
+
+    # Audit retention: off by default, since the audit trail is what explains past turns.
+    audit_retention_days: int | None = Field(
+        default=None,
+        ge=1,
+        description="Purge audit rows older than this many days; unset keeps them all.",
+    )
+    audit_purge_interval_seconds: float = Field(
+        default=3600,
+        ge=0,
+        description=(
+            "With a retention set, the service purges this often (and at start-up); 0 leaves "
+            "it to `contextd purge-audit`."
+        ),
+    )
+    audit_purge_batch_size: int = Field(
+        default=5000, gt=0, description="Rows per purge transaction (a short id range)."
+    )
 
     # Budget policy (seed 003 §4-§5, PRODUCT.md "The policy").
     max_output_tokens: int = Field(default=2048, gt=0)

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from app.audit.schemas import AuditOut, AuditPage
+from app.audit.schemas import AuditFilter, AuditOut, AuditPage, AuditRollup
 from app.audit.service import AuditService
 from app.db import DbSession
 
@@ -22,28 +21,19 @@ AuditServiceDep = Annotated[AuditService, Depends(get_audit_service)]
 @router.get("", response_model=AuditPage)
 async def list_audit(
     service: AuditServiceDep,
-    session_id: str | None = None,
-    turn_id: str | None = None,
-    since: Annotated[datetime | None, Query(description="created_at ≥ since")] = None,
-    until: Annotated[datetime | None, Query(description="created_at < until")] = None,
-    summary_triggered: bool | None = None,
-    prune_triggered: bool | None = None,
-    overflow_rejected: bool | None = None,
+    filters: Annotated[AuditFilter, Query()],
     before_id: Annotated[int | None, Query(ge=1, description="cursor: next_before_id")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> AuditPage:
-    """Audit rows, newest first, filtered by session, turn, time range and flags."""
-    return await service.list(
-        session_id=session_id,
-        turn_id=turn_id,
-        since=since,
-        until=until,
-        summary_triggered=summary_triggered,
-        prune_triggered=prune_triggered,
-        overflow_rejected=overflow_rejected,
-        before_id=before_id,
-        limit=limit,
-    )
+    """Audit rows, newest first, filtered by session, tenant, model, turn, time range and
+    flags; page on with ``before_id`` (stable while new rows arrive)."""
+    return await service.list(filters, before_id=before_id, limit=limit)
+
+
+@router.get("/rollup", response_model=AuditRollup)
+async def rollup_audit(service: AuditServiceDep, session_id: str) -> AuditRollup:
+    """One session's assemblies summed up: turns, tokens, policy events, latency."""
+    return await service.rollup(session_id)
 
 
 @router.get("/{audit_id}", response_model=AuditOut)

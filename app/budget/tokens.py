@@ -570,6 +570,13 @@ def lookup_model(name: str, *, default_context_limit: int = 8192) -> ModelSpec:
     return BUILTIN_REGISTRY.lookup(name, default_context_limit=default_context_limit)
 
 
+def model_family(name: str) -> str | None:
+    """The built-in table's entry a model name falls under ("gpt-4o", "claude", …), or None
+    for a model the table does not know: a bounded name, fit for a metric label."""
+    spec = BUILTIN_REGISTRY.lookup(name)
+    return spec.entry if spec.source == "builtin" else None
+
+
 # -- loading encodings ------------------------------------------------------------------------
 
 

@@ -4,7 +4,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, BigId, utcnow
@@ -144,6 +144,16 @@ class SummaryRecord(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+#: The audit row's boolean outcomes, each with a partial index for the audit list.
+AUDIT_FLAGS = (
+    "summary_triggered",
+    "prune_triggered",
+    "overflow_rejected",
+    "summary_fallback",
+    "estimator_fallback",
+)
+
+
 class AuditRecord(Base):
     """One context assembly (a turn start or a step), accepted or rejected (seed 003 §10)."""
 
@@ -151,6 +161,19 @@ class AuditRecord(Base):
     __table_args__ = (
         Index("ix_turn_context_audit_session_id_id", "session_id", "id"),
         Index("ix_turn_context_audit_created_at", "created_at"),
+        # The audit list's filters, each in id order (migration 0004_ops explains them).
+        Index("ix_turn_context_audit_tenant_id_id", "tenant_id", "id"),
+        Index("ix_turn_context_audit_model_alias_id", "model_alias", "id"),
+        Index("ix_turn_context_audit_turn_id", "turn_id"),
+        *(
+            Index(
+                f"ix_turn_context_audit_{flag}",
+                "id",
+                postgresql_where=text(flag),
+                sqlite_where=text(f"{flag} = 1"),
+            )
+            for flag in AUDIT_FLAGS
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.repository import AuditRepository
+from app.audit.telemetry import log_budget_telemetry
 from app.budget.anthropic import to_anthropic
 from app.budget.assembly import (
     CURRENT_BLOCK,
@@ -50,6 +51,7 @@ from app.budget.policy import (
 from app.budget.summary import SummaryContent, SummaryItem, has_lines, render_summary
 from app.budget.tokens import TokenCounter, content_text, count_message
 from app.errors import BudgetExceededError, ConflictError, NotFoundError
+from app.metrics import model_label
 from app.models import (
     AuditRecord,
     MessageRecord,
@@ -565,6 +567,11 @@ class TurnService:
         )
         blocks = shaper.blocks(previous)
         fixed = fixed_cost(counter, blocks)
+        blocks_before = {
+            **fixed.blocks,
+            HISTORY_BLOCK: history_tokens(m for m in history if m.turn_seq != turn.seq),
+            CURRENT_BLOCK: history_tokens(m for m in history if m.turn_seq == turn.seq),
+        }
 
         summarised: _Summarised | None = None
         left_out: set[int] = set()
@@ -713,6 +720,9 @@ class TurnService:
         )
         if resolved.estimator_fallback:
             self.metrics.estimator_fallback_count.inc()
+        log_budget_telemetry(
+            audit, blocks_before=blocks_before, fits=final_tokens <= budget.input_budget
+        )
 
         if final_tokens > budget.input_budget:
             rejection = {
@@ -829,7 +839,7 @@ class TurnService:
         self.audit.add(audit)
         await self.db.flush()
 
-        self.metrics.prompt_tokens.labels(session.model).observe(final_tokens)
+        self.metrics.prompt_tokens.labels(model_label(session.model)).observe(final_tokens)
         self.metrics.assembly_latency.observe(time.perf_counter() - started)
         return AssemblyOut(
             turn_id=turn.id,

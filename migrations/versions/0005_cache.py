@@ -1,7 +1,7 @@
 """prompt fingerprints, prefix-cache audit fields, per-block caps and telemetry
 
 Revision ID: 0005_cache
-Revises: 0002_tokens
+Revises: 0004_ops
 Create Date: 2026-11-22 11:40:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0005_cache"
-down_revision: str | None = "0002_tokens"
+down_revision: str | None = "0004_ops"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
