@@ -6,16 +6,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio.to_thread
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from app import __version__
 from app.audit.endpoints import router as audit_router
+from app.auth.dependencies import require
+from app.auth.service import Scope, check_open_mode
 from app.budget.tokens import TokenizerRegistry, lookup_model
 from app.db import create_engine, ensure_schema
-from app.errors import error_body, install_error_handlers
+from app.errors import DatabaseUnavailableError, error_body, install_error_handlers
+from app.limits import BodySizeLimit
 from app.metrics import Metrics, install_metrics
 from app.runtime import Runtime
 from app.sessions.endpoints import router as sessions_router
@@ -41,15 +44,19 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(settings.database_url)
+        engine = create_engine(
+            settings.database_url, connect_timeout=settings.database_connect_timeout
+        )
         try:
             await ensure_schema(engine, auto_migrate=settings.migrates_at_startup)
+            sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
+            await check_open_mode(sessionmaker, settings)
             # Load the default encodings now rather than on the first turn.
             for model in ("gpt-4o", "gpt-4"):
                 spec = lookup_model(model)
                 await anyio.to_thread.run_sync(runtime.tokenizers.counter_for, spec)
             app.state.engine = engine
-            app.state.sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
+            app.state.sessionmaker = sessionmaker
             yield
         finally:
             await engine.dispose()
@@ -62,7 +69,8 @@ def create_app(
     )
     app.state.runtime = runtime
     install_error_handlers(app)
-    install_metrics(app, runtime.metrics)
+    install_metrics(app, runtime.metrics, read_scope=Depends(require(Scope.OPS)))
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.include_router(sessions_router)
     app.include_router(turns_router)
     app.include_router(audit_router)
@@ -74,7 +82,7 @@ def create_app(
 
     @app.get("/readyz", tags=["health"])
     async def readyz(request: Request) -> JSONResponse:
-        """The database answers."""
+        """The database answers (503 ``database_unavailable`` with Retry-After when not)."""
         try:
             async with request.app.state.engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))
@@ -82,6 +90,7 @@ def create_app(
             return JSONResponse(
                 error_body("database_unavailable", f"the database does not answer: {error}"),
                 status_code=503,
+                headers=DatabaseUnavailableError.headers,
             )
         return JSONResponse({"status": "ready"})
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Request, Response, params
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -90,7 +90,9 @@ def _route_template(request: Request) -> str:
     return "unmatched"
 
 
-def install_metrics(app: FastAPI, metrics: Metrics) -> None:
+def install_metrics(app: FastAPI, metrics: Metrics, *, read_scope: params.Depends) -> None:
+    """Count every request; serve ``/metrics`` to callers that pass ``read_scope``."""
+
     @app.middleware("http")
     async def _measure(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
@@ -102,6 +104,6 @@ def install_metrics(app: FastAPI, metrics: Metrics) -> None:
         metrics.http_latency.labels(request.method, route).observe(time.perf_counter() - started)
         return response
 
-    @app.get("/metrics", include_in_schema=False)
+    @app.get("/metrics", include_in_schema=False, dependencies=[read_scope])
     async def _metrics() -> Response:
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from typing import Literal
 
@@ -28,9 +29,29 @@ class Settings(BaseSettings):
             "changes there are an operator's decision: `contextd migrate`)."
         ),
     )
+    database_connect_timeout: float = Field(
+        default=5.0, gt=0, description="Seconds to wait for a database connection."
+    )
     host: str = "127.0.0.1"
     port: int = 8080
     log_level: str = "info"
+
+    # Trust (README "Security and reliability").
+    allow_unauthenticated: bool = Field(
+        default=False,
+        description=(
+            "Serve without API keys on a non-loopback bind. Without keys contextd otherwise "
+            "runs open only on 127.0.0.1 / ::1 / localhost, and refuses to start elsewhere."
+        ),
+    )
+    max_body_bytes: int = Field(
+        default=8 * 1024 * 1024, gt=0, description="Largest request body accepted (413 above)."
+    )
+    idempotency_ttl_seconds: int = Field(
+        default=24 * 3600,
+        gt=0,
+        description="How long a request's first answer is replayed for its Idempotency-Key.",
+    )
 
     # Budget policy (seed 003 §4-§5, PRODUCT.md "The policy").
     max_output_tokens: int = Field(default=2048, gt=0)
@@ -57,6 +78,16 @@ class Settings(BaseSettings):
         if self.prune_trigger_ratio < self.summary_trigger_ratio:
             raise ValueError("prune_trigger_ratio must be at least summary_trigger_ratio")
         return self
+
+    @property
+    def binds_loopback(self) -> bool:
+        """Whether only this machine can reach the service."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
 
     @property
     def is_sqlite(self) -> bool:

@@ -7,13 +7,14 @@ from fastapi import APIRouter, Depends, Query
 
 from app.audit.schemas import AuditOut, AuditPage
 from app.audit.service import AuditService
+from app.auth.dependencies import OpsCaller
 from app.db import DbSession
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
 
-def get_audit_service(db: DbSession) -> AuditService:
-    return AuditService(db)
+def get_audit_service(db: DbSession, caller: OpsCaller) -> AuditService:
+    return AuditService(db, tenant_id=caller.tenant_id)
 
 
 AuditServiceDep = Annotated[AuditService, Depends(get_audit_service)]

@@ -18,12 +18,16 @@ class AuditRepository:
     def add(self, record: AuditRecord) -> None:
         self.db.add(record)
 
-    async def get(self, audit_id: int) -> AuditRecord | None:
-        return await self.db.get(AuditRecord, audit_id)
+    async def get(self, audit_id: int, *, tenant_id: str) -> AuditRecord | None:
+        query = select(AuditRecord).where(
+            AuditRecord.id == audit_id, AuditRecord.tenant_id == tenant_id
+        )
+        return (await self.db.execute(query)).scalar_one_or_none()
 
     async def list(
         self,
         *,
+        tenant_id: str,
         session_id: str | None,
         turn_id: str | None,
         since: datetime | None,
@@ -36,7 +40,12 @@ class AuditRepository:
     ) -> Sequence[AuditRecord]:
         """Newest first; ``before_id`` is the cursor (ids only grow, so pages stay stable
         while rows are being added)."""
-        query = select(AuditRecord).order_by(AuditRecord.id.desc()).limit(limit)
+        query = (
+            select(AuditRecord)
+            .where(AuditRecord.tenant_id == tenant_id)
+            .order_by(AuditRecord.id.desc())
+            .limit(limit)
+        )
         if session_id is not None:
             query = query.where(AuditRecord.session_id == session_id)
         if turn_id is not None:

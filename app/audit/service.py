@@ -10,12 +10,15 @@ from app.errors import NotFoundError
 
 
 class AuditService:
-    def __init__(self, db: AsyncSession) -> None:
+    """One tenant's audit trail."""
+
+    def __init__(self, db: AsyncSession, *, tenant_id: str) -> None:
         self.audit = AuditRepository(db)
+        self.tenant_id = tenant_id
 
     async def get(self, audit_id: int) -> AuditOut:
         """One assembly's audit row."""
-        record = await self.audit.get(audit_id)
+        record = await self.audit.get(audit_id, tenant_id=self.tenant_id)
         if record is None:
             raise NotFoundError("audit_not_found", f"no audit row {audit_id}")
         return AuditOut.model_validate(record)
@@ -35,6 +38,7 @@ class AuditService:
     ) -> AuditPage:
         """Audit rows, newest first, filtered, a page at a time."""
         rows = await self.audit.list(
+            tenant_id=self.tenant_id,
             session_id=session_id,
             turn_id=turn_id,
             since=since,

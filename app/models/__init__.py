@@ -2,7 +2,9 @@
 
 from app.models.base import Base
 from app.models.tables import (
+    ApiKeyRecord,
     AuditRecord,
+    IdempotencyRecord,
     MessageRecord,
     MessageState,
     SessionRecord,
@@ -12,8 +14,10 @@ from app.models.tables import (
 )
 
 __all__ = [
+    "ApiKeyRecord",
     "AuditRecord",
     "Base",
+    "IdempotencyRecord",
     "MessageRecord",
     "MessageState",
     "SessionRecord",

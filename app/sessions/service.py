@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.budget.policy import Budget, compute_budget
@@ -20,8 +21,6 @@ from app.sessions.schemas import (
     SystemLayersOut,
 )
 from app.settings import Settings
-
-DEFAULT_TENANT = "default"
 
 
 @dataclass(frozen=True)
@@ -78,16 +77,25 @@ def session_budget(
 
 
 class SessionService:
+    """One tenant's sessions."""
+
     def __init__(
-        self, db: AsyncSession, *, settings: Settings, tokenizers: TokenizerRegistry
+        self,
+        db: AsyncSession,
+        *,
+        tenant_id: str,
+        settings: Settings,
+        tokenizers: TokenizerRegistry,
     ) -> None:
-        self.sessions = SessionRepository(db)
+        self.sessions = SessionRepository(db, tenant_id=tenant_id)
+        self.tenant_id = tenant_id
         self.db = db
         self.settings = settings
         self.tokenizers = tokenizers
 
     async def create(self, request: SessionCreate) -> SessionOut:
-        """Create a session; 409 when the chosen id is taken, 422 when its budget is empty."""
+        """Create a session; 409 when the tenant already has one with the chosen id, 422 when
+        its budget is empty."""
         resolve_budget(
             model=request.model,
             context_limit=request.context_limit,
@@ -100,7 +108,7 @@ class SessionService:
             raise ConflictError("session_exists", f"session {session_id!r} already exists")
         record = SessionRecord(
             id=session_id,
-            tenant_id=DEFAULT_TENANT,
+            tenant_id=self.tenant_id,
             model=request.model,
             system_global=request.system.global_,
             system_mode=request.system.mode,
@@ -115,7 +123,12 @@ class SessionService:
             message_count=0,
         )
         self.sessions.add(record)
-        await self.db.flush()
+        try:
+            await self.db.flush()
+        except IntegrityError as error:  # created by a concurrent request in the meantime
+            raise ConflictError(
+                "session_exists", f"session {session_id!r} already exists"
+            ) from error
         return await self._out(record)
 
     async def require(self, session_id: str, *, lock: bool = False) -> SessionRecord:
@@ -156,7 +169,8 @@ class SessionService:
         return await self._out(record)
 
     async def delete(self, session_id: str) -> None:
-        """Delete a session with its turns, messages and summaries (audit rows stay)."""
+        """Erase a session: its turns, messages, summaries and recorded answers go with it
+        (the database cascades); its audit rows stay, with figures and ids but no content."""
         record = await self.require(session_id, lock=True)
         await self.sessions.delete(record)
         await self.db.flush()

@@ -127,14 +127,18 @@ class _Summarised:
 
 
 class TurnService:
-    def __init__(self, db: AsyncSession, *, runtime: Runtime) -> None:
+    """One tenant's turns."""
+
+    def __init__(self, db: AsyncSession, *, tenant_id: str, runtime: Runtime) -> None:
         self.db = db
         self.runtime = runtime
         self.settings = runtime.settings
         self.metrics = runtime.metrics
-        self.sessions = SessionService(db, settings=runtime.settings, tokenizers=runtime.tokenizers)
-        self.session_rows = SessionRepository(db)
-        self.turns = TurnRepository(db)
+        self.sessions = SessionService(
+            db, tenant_id=tenant_id, settings=runtime.settings, tokenizers=runtime.tokenizers
+        )
+        self.session_rows = SessionRepository(db, tenant_id=tenant_id)
+        self.turns = TurnRepository(db, tenant_id=tenant_id)
         self.audit = AuditRepository(db)
 
     # -- the agent's calls ------------------------------------------------------------------
@@ -153,6 +157,7 @@ class TurnService:
             )
         turn = TurnRecord(
             id=str(uuid.uuid4()),
+            tenant_id=session.tenant_id,
             session_id=session_id,
             seq=session.turn_count + 1,
             status=TurnStatus.OPEN,
@@ -297,6 +302,7 @@ class TurnService:
     ) -> MessageRecord:
         """A new message, not yet stored: ``offset`` places it after the session's last."""
         return MessageRecord(
+            tenant_id=session.tenant_id,
             session_id=session.id,
             turn_id=turn.id,
             seq=session.message_count + offset,
@@ -509,6 +515,7 @@ class TurnService:
         if summarised is not None:
             sources = summarised.sources
             record = SummaryRecord(
+                tenant_id=session.tenant_id,
                 session_id=session.id,
                 turn_id=turn.id,
                 turn_seq=turn.seq,
