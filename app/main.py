@@ -50,7 +50,8 @@ def create_app(
         try:
             await ensure_schema(engine, auto_migrate=settings.migrates_at_startup)
             sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
-            await check_open_mode(sessionmaker, settings)
+            async with sessionmaker() as db:
+                await check_open_mode(db, settings)
             # Load the default encodings now rather than on the first turn.
             for model in ("gpt-4o", "gpt-4"):
                 spec = lookup_model(model)

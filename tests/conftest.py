@@ -22,6 +22,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import async_sessionmaker
 
 REPO = Path(__file__).resolve().parent.parent
 _OFFLINE_BPE = REPO.parent / "shared" / "tiktoken-cache"
@@ -29,6 +30,7 @@ if "TIKTOKEN_CACHE_DIR" not in os.environ and _OFFLINE_BPE.is_dir():
     # Machines without internet cannot download tiktoken's BPE files.
     os.environ["TIKTOKEN_CACHE_DIR"] = str(_OFFLINE_BPE)
 
+from app.auth.service import KeyService, Scope  # noqa: E402
 from app.budget.tokens import TokenizerRegistry  # noqa: E402
 from app.db import create_engine, migrate  # noqa: E402
 from app.main import create_app  # noqa: E402
@@ -139,12 +141,40 @@ def make_settings(database_url: str, **overrides: Any) -> Settings:
     return Settings(_env_file=None, database_url=database_url, **overrides)
 
 
+async def issue_key(database_url: str, tenant: str, *scopes: str) -> str:
+    """An API key, made as `contextd keys create` makes it."""
+    engine = create_engine(database_url)
+    try:
+        async with async_sessionmaker(engine)() as db:
+            issued = await KeyService(db).create(
+                tenant_id=tenant, scopes=[Scope(scope) for scope in scopes or ("agent",)]
+            )
+            await db.commit()
+            return issued.key
+    finally:
+        await engine.dispose()
+
+
 class RunningApp:
     """Starts apps (lifespan included) on a database and closes them at the end."""
 
     def __init__(self, database_url: str) -> None:
         self.database_url = database_url
         self._stack: list[Any] = []
+        self._clients: list[httpx.AsyncClient] = []
+
+    async def key(self, tenant: str, *scopes: str) -> str:
+        """An API key on this database (``agent`` scope unless told)."""
+        return await issue_key(self.database_url, tenant, *scopes)
+
+    def client(self, app: FastAPI, key: str | None = None) -> httpx.AsyncClient:
+        """Another client of a started app, sending ``key`` with every request."""
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://contextd.test", headers=headers
+        )
+        self._clients.append(client)
+        return client
 
     async def start(
         self,
@@ -167,6 +197,8 @@ class RunningApp:
         return app, client
 
     async def stop_all(self) -> None:
+        while self._clients:
+            await self._clients.pop().aclose()
         while self._stack:
             lifespan, client = self._stack.pop()
             await client.aclose()

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.repository import ApiKeyRepository
 from app.errors import InvalidRequestError, NotFoundError
@@ -128,22 +128,20 @@ class KeyService:
         return await self.keys.any_active()
 
 
-async def check_open_mode(
-    sessionmaker: async_sessionmaker[AsyncSession], settings: Settings
-) -> None:
+async def check_open_mode(db: AsyncSession, settings: Settings, *, warn: bool = True) -> None:
     """At start-up: with no key, run open only where that is safe, and say so loudly."""
-    async with sessionmaker() as db:
-        if await KeyService(db).any_active():
-            return
+    if await KeyService(db).any_active():
+        return
     if not (settings.binds_loopback or settings.allow_unauthenticated):
         raise AuthNotConfiguredError(
             f"no API key exists and {settings.host} is reachable from other machines: create "
             "one with `contextd keys create --tenant NAME --scope agent`, bind 127.0.0.1, or "
             "set CONTEXTD_ALLOW_UNAUTHENTICATED=true if an open service is really intended"
         )
-    logger.warning(
-        "NO API KEYS: contextd is serving WITHOUT AUTHENTICATION on %s; every caller is "
-        "tenant %r with every scope. Create a key with `contextd keys create` to close it.",
-        settings.host,
-        DEFAULT_TENANT,
-    )
+    if warn:
+        logger.warning(
+            "NO API KEYS: contextd is serving WITHOUT AUTHENTICATION on %s; every caller is "
+            "tenant %r with every scope. Create a key with `contextd keys create` to close it.",
+            settings.host,
+            DEFAULT_TENANT,
+        )
