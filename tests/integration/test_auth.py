@@ -192,7 +192,7 @@ async def test_keys_command_issues_a_key_shown_once_lists_it_and_revokes_it(
 
 
 async def test_without_keys_a_non_loopback_bind_refuses_to_start(database_url: str) -> None:
-    app = create_app(make_settings(database_url, host="0.0.0.0"))  # noqa: S104
+    app = create_app(make_settings(database_url, host="0.0.0.0"))
 
     with pytest.raises(AuthNotConfiguredError, match="contextd keys create"):
         async with app.router.lifespan_context(app):
@@ -200,7 +200,7 @@ async def test_without_keys_a_non_loopback_bind_refuses_to_start(database_url: s
 
 
 async def test_an_open_public_bind_starts_when_explicitly_allowed(database_url: str) -> None:
-    app = create_app(make_settings(database_url, host="0.0.0.0", allow_unauthenticated=True))  # noqa: S104
+    app = create_app(make_settings(database_url, host="0.0.0.0", allow_unauthenticated=True))
 
     async with app.router.lifespan_context(app):
         pass
@@ -208,6 +208,6 @@ async def test_an_open_public_bind_starts_when_explicitly_allowed(database_url: 
 
 async def test_a_non_loopback_bind_with_keys_starts_and_asks_for_them(apps: RunningApp) -> None:
     await apps.key("acme")
-    app, client = await apps.start(host="0.0.0.0")  # noqa: S104
+    _, client = await apps.start(host="0.0.0.0")
 
     assert (await client.get("/v1/sessions/x")).status_code == 401
