@@ -127,14 +127,21 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
         yield f"sqlite+aiosqlite:///{path}"
         return
-    server = request.getfixturevalue("postgres_server_url")
-    template = request.getfixturevalue("postgres_template")
+    yield request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def postgres_url(postgres_server_url: str, postgres_template: str) -> Iterator[str]:
+    """A fresh, migrated Postgres database (for tests that are about Postgres only; mark
+    them ``postgres``)."""
     name = f"contextd_test_{uuid.uuid4().hex[:12]}"
-    run_in_thread(_admin(server, f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+    run_in_thread(
+        _admin(postgres_server_url, f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"')
+    )
     try:
-        yield _database_url(server, name)
+        yield _database_url(postgres_server_url, name)
     finally:
-        run_in_thread(_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        run_in_thread(_admin(postgres_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def make_settings(database_url: str, **overrides: Any) -> Settings:
