@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from app.errors import DatabaseUnavailableError, ServiceError
+from app.errors import DatabaseUnavailableError, InvalidRequestError, ServiceError
 
 logger = logging.getLogger(__name__)
 
@@ -145,13 +145,19 @@ def is_database_unreachable(error: BaseException) -> bool:
     """Whether an error means the database could not be reached or dropped the connection,
     as opposed to a bug or a refused statement."""
     if isinstance(error, DBAPIError):
-        return (
-            error.connection_invalidated
-            or isinstance(error, OperationalError | InterfaceError)
-            or isinstance(error.orig, _UNREACHABLE)
-            or isinstance(error.orig and error.orig.__cause__, _UNREACHABLE)
+        if error.connection_invalidated or isinstance(error, OperationalError | InterfaceError):
+            return True
+        return isinstance(error.orig, _UNREACHABLE) or isinstance(
+            getattr(error.orig, "__cause__", None), _UNREACHABLE
         )
     return isinstance(error, _UNREACHABLE)
+
+
+def is_unstorable_value(error: BaseException) -> bool:
+    """Whether the database refused a value the request brought (SQLSTATE class 22, "data
+    exception": out of range, bad encoding): the client's error, not a bug of ours."""
+    sqlstate = getattr(getattr(error, "orig", None), "sqlstate", None)
+    return isinstance(error, DBAPIError) and str(sqlstate or "").startswith("22")
 
 
 def _unavailable(error: BaseException) -> DatabaseUnavailableError:
@@ -197,6 +203,10 @@ async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
         except Exception as error:
             if is_database_unreachable(error):
                 raise _unavailable(error) from error
+            if is_unstorable_value(error):
+                raise InvalidRequestError(
+                    f"the database refused a value of the request: {error.orig}"  # type: ignore[attr-defined]
+                ) from error
             raise
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 logger = logging.getLogger(__name__)
@@ -98,6 +99,33 @@ class DatabaseUnavailableError(ServiceError):
     code = "database_unavailable"
     retry_after_seconds = 2
     headers = {"Retry-After": str(retry_after_seconds)}  # noqa: RUF012
+
+
+class ErrorInfo(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any] | None = None
+
+
+class ErrorResponse(BaseModel):
+    """The one shape of every error."""
+
+    error: ErrorInfo
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorResponse, "description": description}
+    for status, description in {
+        401: "unauthenticated: no API key, or an unknown or revoked one",
+        403: "forbidden_scope: the key lacks the scope this endpoint needs",
+        404: "the session, turn or audit row does not exist for this tenant",
+        409: "conflict: turn_in_progress, turn_not_open, session_exists, idempotency_key_reused",
+        413: "payload_too_large",
+        422: "invalid_request, invalid_budget or context_budget_exceeded",
+        503: "database_unavailable: retry after the Retry-After seconds",
+    }.items()
+}
+"""The error answers of the API, as OpenAPI documents them."""
 
 
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:

@@ -17,7 +17,12 @@ from app.auth.dependencies import require
 from app.auth.service import Scope, check_open_mode
 from app.budget.tokens import TokenizerRegistry, lookup_model
 from app.db import create_engine, ensure_schema
-from app.errors import DatabaseUnavailableError, error_body, install_error_handlers
+from app.errors import (
+    ERROR_RESPONSES,
+    DatabaseUnavailableError,
+    error_body,
+    install_error_handlers,
+)
 from app.limits import BodySizeLimit
 from app.metrics import Metrics, install_metrics
 from app.runtime import Runtime
@@ -81,7 +86,7 @@ def create_app(
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"])
+    @app.get("/readyz", tags=["health"], responses={503: ERROR_RESPONSES[503]})
     async def readyz(request: Request) -> JSONResponse:
         """The database answers (503 ``database_unavailable`` with Retry-After when not)."""
         try:

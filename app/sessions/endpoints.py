@@ -6,13 +6,14 @@ from fastapi import APIRouter, Depends, Path, Request, Response, status
 
 from app.auth.dependencies import AgentCaller
 from app.db import DbSession
+from app.errors import ERROR_RESPONSES
 from app.idempotency.dependencies import IdempotencyDep, IdempotencyKey
 from app.idempotency.service import request_hash
 from app.runtime import RuntimeDep
 from app.sessions.schemas import SESSION_ID_PATTERN, SessionCreate, SessionOut, SessionUpdate
 from app.sessions.service import SessionService
 
-router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
 
 SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
 

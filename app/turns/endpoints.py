@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
 
 from app.auth.dependencies import AgentCaller
 from app.db import DbSession
+from app.errors import ERROR_RESPONSES
 from app.idempotency.dependencies import IdempotencyDep, IdempotencyKey
 from app.idempotency.service import request_hash
 from app.models import MessageState
@@ -22,7 +23,7 @@ from app.turns.schemas import (
 )
 from app.turns.service import TurnService
 
-router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["turns"])
+router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["turns"], responses=ERROR_RESPONSES)
 
 
 def get_turn_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> TurnService:
@@ -103,7 +104,7 @@ async def complete_turn(
 async def list_messages(
     session_id: SessionId,
     service: TurnServiceDep,
-    after_seq: Annotated[int, Query(ge=0)] = 0,
+    after_seq: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     state: MessageState | None = None,
 ) -> MessagePage:
