@@ -1,18 +1,45 @@
-"""The request body size limit, enforced before anything reads the body."""
+"""Limits on what a request may bring: body size (enforced before anything reads the body)
+and the depth of free-form JSON."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import error_body
 
+#: Free-form JSON (session metadata, provider usage) nested deeper than this is refused.
+MAX_JSON_DEPTH = 16
+
+
+def json_depth(value: Any) -> int:
+    """How deeply a parsed JSON value nests (a scalar is 0, ``[]`` is 1)."""
+    depth, level = 0, [(value, 0)]
+    while level:
+        item, at = level.pop()
+        if isinstance(item, dict | list):
+            depth = max(depth, at + 1)
+            level.extend(
+                (child, at + 1) for child in (item.values() if isinstance(item, dict) else item)
+            )
+    return depth
+
+
+def shallow_json(value: Any) -> Any:
+    """A pydantic validator: refuse free-form JSON nested past ``MAX_JSON_DEPTH``."""
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep")
+    return value
+
 
 class BodySizeLimit:
     """413 ``payload_too_large`` for a body over ``max_bytes``: at once when Content-Length
-    says so, otherwise as soon as the streamed body passes the limit (chunked uploads)."""
+    says so, otherwise as soon as the streamed body passes the limit (chunked uploads).
+
+    The body is read here, up to the limit, before the app runs (the app would read it all
+    anyway): a refusal then needs no cooperation from whatever reads it later."""
 
     def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
         self.app = app
@@ -27,26 +54,35 @@ class BodySizeLimit:
             await self._refuse(send)
             return
 
-        received = 0
-
-        async def limited_receive() -> Message:
-            nonlocal received
+        chunks: list[bytes] = []
+        size = 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    # Raised inside the app's read of the body: its error handler renders it.
-                    raise HTTPException(413, self._too_large)
-            return message
+            if message["type"] == "http.disconnect":
+                return  # the client left before sending its body: nobody to answer
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._refuse(send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
 
-        await self.app(scope, limited_receive, send)
+        body_sent = False
 
-    @property
-    def _too_large(self) -> str:
-        return f"the request body is over {self.max_bytes} bytes"
+        async def replay() -> Message:
+            nonlocal body_sent
+            if body_sent:
+                return await receive()
+            body_sent = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        await self.app(scope, replay, send)
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps(error_body("payload_too_large", self._too_large)).encode()
+        message = f"the request body is over {self.max_bytes} bytes"
+        body = json.dumps(error_body("payload_too_large", message)).encode()
         await send(
             {
                 "type": "http.response.start",

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from app.limits import shallow_json
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+
+#: Free-form metadata: any JSON object, not nested past the service's limit.
+Metadata = Annotated[dict[str, Any], AfterValidator(shallow_json)]
 
 
 class _Input(BaseModel):
@@ -27,7 +32,7 @@ class SessionCreate(_Input):
     system: SystemLayers = Field(default_factory=SystemLayers)
     goal: str | None = Field(default=None, max_length=50_000)
     mode: str | None = Field(default=None, max_length=200)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     memory: str | None = Field(default=None, max_length=200_000)
     max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
     context_limit: int | None = Field(default=None, gt=0, le=100_000_000)
@@ -40,7 +45,7 @@ class SessionUpdate(_Input):
     system: SystemLayers | None = None
     goal: str | None = Field(default=None, max_length=50_000)
     mode: str | None = Field(default=None, max_length=200)
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     memory: str | None = Field(default=None, max_length=200_000)
     max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
     context_limit: int | None = Field(default=None, gt=0, le=100_000_000)
