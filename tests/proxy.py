@@ -26,8 +26,11 @@ class CuttableProxy:
         return self.port
 
     def cut(self) -> None:
-        self._refusing = True
         self.cuts += 1
+        self._drop_all()
+
+    def _drop_all(self) -> None:
+        self._refusing = True
         for writer in list(self._open):
             writer.transport.abort()
         self._open.clear()
@@ -36,7 +39,7 @@ class CuttableProxy:
         self._refusing = False
 
     async def close(self) -> None:
-        self.cut()
+        self._drop_all()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
