@@ -1,14 +1,18 @@
-"""Limits on what a request may bring: body size (enforced before anything reads the body)
-and the depth of free-form JSON."""
+"""What a request may bring (body size, enforced before anything reads the body; the depth
+of free-form JSON), and what a client leaving early may not do (cut a request's work short)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import error_body
+
+logger = logging.getLogger(__name__)
 
 #: Free-form JSON (session metadata, provider usage) nested deeper than this is refused.
 MAX_JSON_DEPTH = 16
@@ -95,3 +99,31 @@ class BodySizeLimit:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+class FinishDespiteHangUp:
+    """Runs each request to its end even when the client hangs up (or a middleware cancels
+    on disconnect): a cancelled database call can leave a connection, and on SQLite the
+    database's write lock, in an unknown state. The request's unit of work therefore always
+    commits or rolls back as a whole; only its answer goes unheard."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self._unheard: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = asyncio.ensure_future(self.app(scope, receive, send))
+        try:
+            await asyncio.shield(request)
+        except asyncio.CancelledError:
+            self._unheard.add(request)
+            request.add_done_callback(self._finished_unheard)
+            raise
+
+    def _finished_unheard(self, request: asyncio.Task[None]) -> None:
+        self._unheard.discard(request)
+        if not request.cancelled() and request.exception() is not None:
+            logger.info("a request finished after its client left: %r", request.exception())

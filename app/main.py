@@ -23,7 +23,7 @@ from app.errors import (
     error_body,
     install_error_handlers,
 )
-from app.limits import BodySizeLimit
+from app.limits import BodySizeLimit, FinishDespiteHangUp
 from app.metrics import Metrics, install_metrics
 from app.runtime import Runtime
 from app.sessions.endpoints import router as sessions_router
@@ -75,6 +75,9 @@ def create_app(
     )
     app.state.runtime = runtime
     install_error_handlers(app)
+    # Innermost first: the metrics middleware cancels the app when the client disconnects,
+    # so the request's work is shielded inside it.
+    app.add_middleware(FinishDespiteHangUp)
     install_metrics(app, runtime.metrics, read_scope=Depends(require(Scope.OPS)))
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.include_router(sessions_router)
