@@ -86,7 +86,7 @@ def _upgrade(connection: Connection) -> None:
             raise RuntimeError(f"the migration left rows without their parent: {broken[:5]}")
 
 
-def _sqlite_foreign_keys(connection: Connection, enforced: bool) -> None:
+def sqlite_foreign_keys(connection: Connection, enforced: bool) -> None:
     # Through the driver's cursor: SQLite ignores this pragma inside a transaction, and a
     # statement through SQLAlchemy would open one (BEGIN IMMEDIATE, see create_engine).
     cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
@@ -102,13 +102,13 @@ async def migrate(engine: AsyncEngine) -> None:
             # SQLite changes a table's keys by rebuilding it: dropping the old table would
             # cascade-delete every row that references it while foreign keys are enforced.
             # Rows are checked against their parents before the migration commits instead.
-            await connection.run_sync(_sqlite_foreign_keys, False)
+            await connection.run_sync(sqlite_foreign_keys, False)
         try:
             async with connection.begin():
                 await connection.run_sync(_upgrade)
         finally:
             if sqlite:
-                await connection.run_sync(_sqlite_foreign_keys, True)
+                await connection.run_sync(sqlite_foreign_keys, True)
 
 
 class SchemaNotReadyError(RuntimeError):
