@@ -1,5 +1,5 @@
-"""The ``contextd`` command: ``serve``, ``migrate``, ``inspect SESSION``, ``purge-audit`` and
-``tokenizers``."""
+"""The ``contextd`` command: ``serve``, ``migrate``, ``keys``, ``inspect SESSION``,
+``purge-audit`` and ``tokenizers``."""
 
 from __future__ import annotations
 
@@ -10,13 +10,17 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import TextIO
+from collections.abc import Awaitable, Callable
+from typing import TextIO, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.logs import configure_logging
 from app.settings import Settings
 from app.tokens.models_file import ModelsFileError
 
 logger = logging.getLogger("contextd.cli")
+T = TypeVar("T")
 
 
 def _say(message: str, *, stream: TextIO | None = None) -> None:
@@ -34,6 +38,68 @@ def _migrate(settings: Settings) -> None:
             await engine.dispose()
 
     asyncio.run(run())
+
+
+def _with_database(settings: Settings, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """Run ``work`` in one transaction on a database whose schema is ready; exit 2 if not."""
+    from app.db import SchemaNotReadyError, create_engine, ensure_schema
+
+    async def run() -> T:
+        engine = create_engine(settings.database_url)
+        try:
+            await ensure_schema(engine, auto_migrate=settings.migrates_at_startup)
+            async with async_sessionmaker(engine, expire_on_commit=False)() as db:
+                result = await work(db)
+                await db.commit()
+                return result
+        finally:
+            await engine.dispose()
+
+    try:
+        return asyncio.run(run())
+    except SchemaNotReadyError as error:
+        _say(f"contextd: {error}", stream=sys.stderr)
+        raise SystemExit(2) from error
+
+
+def _keys(settings: Settings, args: argparse.Namespace) -> None:
+    from app.auth.service import KeyService, Scope
+    from app.errors import ServiceError
+
+    try:
+        if args.keys_command == "create":
+            issued = _with_database(
+                settings,
+                lambda db: KeyService(db).create(
+                    tenant_id=args.tenant, scopes=[Scope(s) for s in args.scope], name=args.name
+                ),
+            )
+            record = issued.record
+            _say(
+                f"contextd: API key {record.id} for tenant {record.tenant_id!r}, scopes "
+                f"{', '.join(record.scopes)}. Store it now: only a hash of it is kept, it "
+                "cannot be shown again.",
+                stream=sys.stderr,
+            )
+            _say(issued.key)
+        elif args.keys_command == "list":
+            records = _with_database(settings, lambda db: KeyService(db).list())
+            _say(f"{'id':<16}  {'tenant':<24}  {'scopes':<10}  {'created':<20}  state  name")
+            for record in records:
+                state = "revoked" if record.revoked_at else "active"
+                _say(
+                    f"{record.id:<16}  {record.tenant_id:<24}  {','.join(record.scopes):<10}  "
+                    f"{record.created_at:%Y-%m-%d %H:%M:%S}  {state:<6} {record.name or ''}"
+                )
+        else:
+            revoked = _with_database(settings, lambda db: KeyService(db).revoke(args.key_id))
+            _say(
+                f"contextd: API key {revoked.id} of tenant {revoked.tenant_id!r} is revoked",
+                stream=sys.stderr,
+            )
+    except ServiceError as error:
+        _say(f"contextd: {error.message}", stream=sys.stderr)
+        raise SystemExit(1) from error
 
 
 def _tokenizers(settings: Settings) -> int:
@@ -78,46 +144,47 @@ def _share_metrics_between_workers() -> str | None:
     return directory
 
 
-def _serve(settings: Settings, host: str, port: int, workers: int) -> None:
+def _serve(settings: Settings, workers: int) -> None:
     import uvicorn
 
-    from app.db import SchemaNotReadyError, create_engine, ensure_schema
-    from app.main import create_app
+    from app.auth.service import AuthNotConfiguredError, check_open_mode
+    from app.budget.tokens import TokenizerRegistry
+    from app.tokens.models_file import check_tokenizer_files, model_registry
 
-    async def check_schema() -> None:
-        engine = create_engine(settings.database_url)
-        try:
-            await ensure_schema(engine, auto_migrate=settings.migrates_at_startup)
-        finally:
-            await engine.dispose()
-
-    # Checked here as well as at start-up so that an unmigrated database is one clear line,
-    # not a server traceback (and so that workers never race to migrate).
+    # Checked here as well as at start-up so that an unmigrated database, a bad models file or
+    # a public bind without keys is one clear line, not a server traceback per worker (and so
+    # that workers never race to migrate).
     try:
-        asyncio.run(check_schema())
-        # Each worker builds its app from the environment; a bad models file is one clear
-        # line here rather than a traceback per worker.
-        create_app(settings)
-    except (SchemaNotReadyError, ModelsFileError) as error:
+        _with_database(settings, lambda db: check_open_mode(db, settings, warn=False))
+        check_tokenizer_files(
+            TokenizerRegistry(models=model_registry(settings.models_file)), settings.models_file
+        )
+    except (AuthNotConfiguredError, ModelsFileError) as error:
         _say(f"contextd: {error}", stream=sys.stderr)
         raise SystemExit(2) from error
+    # Workers build their app from the environment: hand them what the command line chose.
+    os.environ["CONTEXTD_HOST"] = settings.host
+    os.environ["CONTEXTD_PORT"] = str(settings.port)
+    if settings.auto_migrate is not None:
+        os.environ["CONTEXTD_AUTO_MIGRATE"] = str(settings.auto_migrate).lower()
     made = _share_metrics_between_workers() if workers > 1 else None
     try:
         uvicorn.run(
             "app.main:create_served_app",
             factory=True,
-            host=host,
-            port=port,
+            host=settings.host,
+            port=settings.port,
             workers=workers,
             log_config=None,  # logging is ours (app.logs), in every worker
             access_log=False,  # contextd logs each request itself, with its context
         )
     finally:
         if made is not None:
+            os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
             shutil.rmtree(made, ignore_errors=True)
 
 
-def _inspect(settings: Settings, session_id: str, *, list_messages: bool) -> int:
+def _inspect(settings: Settings, session_id: str, *, tenant_id: str, list_messages: bool) -> int:
     from sqlalchemy.ext.asyncio import AsyncSession
 
     from app.db import create_engine
@@ -129,7 +196,11 @@ def _inspect(settings: Settings, session_id: str, *, list_messages: bool) -> int
         try:
             async with AsyncSession(engine) as db:
                 return await inspect_session(
-                    db, session_id, settings=settings, list_messages=list_messages
+                    db,
+                    session_id,
+                    tenant_id=tenant_id,
+                    settings=settings,
+                    list_messages=list_messages,
                 )
         finally:
             await engine.dispose()
@@ -219,10 +290,28 @@ def main(argv: list[str] | None = None) -> None:
         "--migrate", action="store_true", help="apply pending migrations before serving"
     )
     commands.add_parser("migrate", help="bring the database schema up to date")
+    keys = commands.add_parser("keys", help="create, list and revoke API keys")
+    key_commands = keys.add_subparsers(dest="keys_command", required=True)
+    create = key_commands.add_parser("create", help="a new key, printed once")
+    create.add_argument("--tenant", required=True, help="the tenant the key acts for")
+    create.add_argument(
+        "--scope",
+        action="append",
+        required=True,
+        choices=["agent", "ops"],
+        help="agent: sessions and turns; ops: audit and metrics (repeat for both)",
+    )
+    create.add_argument("--name", help="a label, e.g. the agent or team using it")
+    key_commands.add_parser("list", help="every key (never their secrets)")
+    revoke = key_commands.add_parser("revoke", help="refuse a key from now on")
+    revoke.add_argument("key_id", metavar="ID", help="the key id shown by create or list")
     inspect = commands.add_parser(
         "inspect", help="print a session's context: blocks, summary, messages by state"
     )
     inspect.add_argument("session_id", metavar="SESSION")
+    inspect.add_argument(
+        "--tenant", default="default", help="the tenant that owns the session (default: default)"
+    )
     inspect.add_argument(
         "--messages", action="store_true", help="list every message with its state and tokens"
     )
@@ -249,18 +338,22 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "migrate":
         _migrate(settings)
         _say(f"contextd: database at {settings.database_url} is up to date")
+    elif args.command == "keys":
+        _keys(settings, args)
     elif args.command == "inspect":
-        raise SystemExit(_inspect(settings, args.session_id, list_messages=args.messages))
+        raise SystemExit(
+            _inspect(settings, args.session_id, tenant_id=args.tenant, list_messages=args.messages)
+        )
     elif args.command == "purge-audit":
         raise SystemExit(
             _purge_audit(settings, older_than_days=args.older_than_days, batch_size=args.batch_size)
         )
     else:
+        update: dict[str, object] = {}
         if args.migrate:
-            settings = settings.model_copy(update={"auto_migrate": True})
-        _serve(
-            settings,
-            args.host or settings.host,
-            args.port or settings.port,
-            args.workers or settings.workers,
-        )
+            update["auto_migrate"] = True
+        if args.host:
+            update["host"] = args.host
+        if args.port is not None:
+            update["port"] = args.port
+        _serve(settings.model_copy(update=update), args.workers or settings.workers)

@@ -7,12 +7,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 
+import asyncpg
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from fastapi import Depends, Request
 from sqlalchemy import Connection, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -20,18 +22,22 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from app.errors import ServiceError
+from app.errors import DatabaseUnavailableError, InvalidRequestError, ServiceError
 
 logger = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
 
-def create_engine(database_url: str) -> AsyncEngine:
+def create_engine(database_url: str, *, connect_timeout: float = 10.0) -> AsyncEngine:
     """An async engine; SQLite gets the settings that make it a safe embedded store."""
     url = make_url(database_url)
     if url.get_backend_name() != "sqlite":
-        return create_async_engine(url, pool_pre_ping=True)
+        # pre-ping: a connection the database dropped (restart, network) is replaced on
+        # checkout, so that service resumes by itself when the database is back.
+        return create_async_engine(
+            url, pool_pre_ping=True, connect_args={"timeout": connect_timeout}
+        )
 
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
@@ -74,12 +80,35 @@ def _upgrade(connection: Connection) -> None:
     from alembic import command
 
     command.upgrade(alembic_config(connection), "head")
+    if connection.dialect.name == "sqlite":
+        broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise RuntimeError(f"the migration left rows without their parent: {broken[:5]}")
+
+
+def sqlite_foreign_keys(connection: Connection, enforced: bool) -> None:
+    # Through the driver's cursor: SQLite ignores this pragma inside a transaction, and a
+    # statement through SQLAlchemy would open one (BEGIN IMMEDIATE, see create_engine).
+    cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    cursor.execute(f"PRAGMA foreign_keys={'ON' if enforced else 'OFF'}")
+    cursor.close()
 
 
 async def migrate(engine: AsyncEngine) -> None:
     """Apply every pending migration."""
-    async with engine.begin() as connection:
-        await connection.run_sync(_upgrade)
+    async with engine.connect() as connection:
+        sqlite = engine.dialect.name == "sqlite"
+        if sqlite:
+            # SQLite changes a table's keys by rebuilding it: dropping the old table would
+            # cascade-delete every row that references it while foreign keys are enforced.
+            # Rows are checked against their parents before the migration commits instead.
+            await connection.run_sync(sqlite_foreign_keys, False)
+        try:
+            async with connection.begin():
+                await connection.run_sync(_upgrade)
+        finally:
+            if sqlite:
+                await connection.run_sync(sqlite_foreign_keys, True)
 
 
 class SchemaNotReadyError(RuntimeError):
@@ -102,26 +131,85 @@ async def ensure_schema(engine: AsyncEngine, *, auto_migrate: bool) -> None:
     )
 
 
+_UNREACHABLE = (
+    OSError,  # refused, reset, unreachable host
+    TimeoutError,  # connect timeout
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,  # starting up or shutting down
+    asyncpg.AdminShutdownError,
+)
+
+
+def is_database_unreachable(error: BaseException) -> bool:
+    """Whether an error means the database could not be reached or dropped the connection,
+    as opposed to a bug or a refused statement."""
+    if isinstance(error, DBAPIError):
+        if error.connection_invalidated or isinstance(error, OperationalError | InterfaceError):
+            return True
+        return isinstance(error.orig, _UNREACHABLE) or isinstance(
+            getattr(error.orig, "__cause__", None), _UNREACHABLE
+        )
+    return isinstance(error, _UNREACHABLE)
+
+
+def is_unstorable_value(error: BaseException) -> bool:
+    """Whether the database refused a value the request brought (SQLSTATE class 22, "data
+    exception": out of range, bad encoding): the client's error, not a bug of ours."""
+    sqlstate = getattr(getattr(error, "orig", None), "sqlstate", None)
+    return isinstance(error, DBAPIError) and str(sqlstate or "").startswith("22")
+
+
+def _unavailable(error: BaseException) -> DatabaseUnavailableError:
+    logger.warning("database unavailable: %s: %s", type(error).__name__, error)
+    return DatabaseUnavailableError(
+        "the database cannot be reached; retry after "
+        f"{DatabaseUnavailableError.retry_after_seconds} s (with the same Idempotency-Key, "
+        "so that a request whose answer was lost is not done twice)"
+    )
+
+
+async def _rollback(session: AsyncSession) -> None:
+    try:
+        await session.rollback()
+    except Exception as error:
+        # The connection is gone with its transaction: the database rolled it back.
+        if not is_database_unreachable(error):
+            raise
+
+
 async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
     """The request's unit of work: committed when the endpoint succeeds, rolled back when it
-    raises, except for errors that carry a record of their own (a rejected turn's audit row)."""
+    raises, except for errors that carry a record of their own (a rejected turn's audit row).
+    A database that cannot be reached is a 503 with Retry-After, whatever the query."""
     sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     async with sessionmaker() as session:
         try:
-            yield session
-        except ServiceError as error:
-            if error.keeps_writes:
-                await session.commit()
+            try:
+                yield session
+            except ServiceError as error:
+                if error.keeps_writes:
+                    await session.commit()
+                else:
+                    await session.rollback()
+                raise
+            except BaseException:
+                await _rollback(session)
+                raise
             else:
-                await session.rollback()
+                await session.commit()
+        except ServiceError:
             raise
-        except BaseException:
-            await session.rollback()
+        except Exception as error:
+            if is_database_unreachable(error):
+                raise _unavailable(error) from error
+            if is_unstorable_value(error):
+                raise InvalidRequestError(
+                    f"the database refused a value of the request: {error.orig}"  # type: ignore[attr-defined]
+                ) from error
             raise
-        else:
-            await session.commit()
 
 
-# scope="function": the unit of work ends (commits) before the response is sent, so a client
-# never reads a success whose writes could still fail to commit, nor races its own writes.
+# scope="function": the transaction ends (commits) before the response is sent, so that an
+# answer the client receives is always stored, and a failed commit is the client's error.
 DbSession = Annotated[AsyncSession, Depends(get_db, scope="function")]

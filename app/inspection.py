@@ -108,21 +108,23 @@ async def inspect_session(
     db: AsyncSession,
     session_id: str,
     *,
+    tenant_id: str,
     settings: Settings,
     tokenizers: TokenizerRegistry | None = None,
     list_messages: bool = False,
 ) -> str:
-    """The report ``contextd inspect`` prints; NotFoundError when there is no such session."""
-    session = await SessionRepository(db).get(session_id)
+    """The report ``contextd inspect`` prints; NotFoundError when the tenant has no such
+    session."""
+    session = await SessionRepository(db, tenant_id=tenant_id).get(session_id)
     if session is None:
         raise NotFoundError("session_not_found", f"no session {session_id!r}")
-    turns = TurnRepository(db)
+    turns = TurnRepository(db, tenant_id=tenant_id)
     audit = AuditRepository(db)
     resolved = session_budget(
         session, settings=settings, tokenizers=tokenizers or TokenizerRegistry()
     )
     budget = resolved.budget
-    open_turn = await SessionRepository(db).open_turn(session_id)
+    open_turn = await SessionRepository(db, tenant_id=tenant_id).open_turn(session_id)
 
     messages: list[MessageRecord] = []
     after = 0
@@ -149,9 +151,13 @@ async def inspect_session(
         "",
     ]
 
-    newest = await audit.list(AuditFilter(session_id=session_id), before_id=None, limit=1)
+    newest = await audit.list(
+        AuditFilter(tenant_id=tenant_id, session_id=session_id), before_id=None, limit=1
+    )
     accepted = await audit.list(
-        AuditFilter(session_id=session_id, overflow_rejected=False), before_id=None, limit=1
+        AuditFilter(tenant_id=tenant_id, session_id=session_id, overflow_rejected=False),
+        before_id=None,
+        limit=1,
     )
     if accepted:
         rejected_after = newest[0] if newest and newest[0].overflow_rejected else None

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
 import anyio.to_thread
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -17,10 +17,18 @@ from app import __version__
 from app.audit.endpoints import router as audit_router
 from app.audit.retention import purge_periodically
 from app.audit.telemetry import watch_audit_rows
+from app.auth.dependencies import require
+from app.auth.service import Scope, check_open_mode
 from app.budget.tokens import TokenizerRegistry
 from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
-from app.errors import error_body, install_error_handlers
+from app.errors import (
+    ERROR_RESPONSES,
+    DatabaseUnavailableError,
+    error_body,
+    install_error_handlers,
+)
+from app.limits import BodySizeLimit, FinishDespiteHangUp
 from app.logs import configure_logging, install_request_logging
 from app.metrics import Metrics, install_metrics
 from app.runtime import Runtime
@@ -102,9 +110,14 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         tasks: list[asyncio.Task[None]] = []
-        engine = create_engine(settings.database_url)
+        engine = create_engine(
+            settings.database_url, connect_timeout=settings.database_connect_timeout
+        )
         try:
             await ensure_schema(engine, auto_migrate=settings.migrates_at_startup)
+            sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
+            async with sessionmaker() as db:
+                await check_open_mode(db, settings)
             # Load the default encodings now rather than on the first turn.
             for model in ("gpt-4o", "gpt-4"):
                 spec = runtime.tokenizers.lookup(model)
@@ -142,8 +155,12 @@ def create_app(
     )
     app.state.runtime = runtime
     install_error_handlers(app)
-    install_metrics(app, runtime.metrics)
+    # Innermost first: the metrics middleware cancels the app when the client disconnects,
+    # so the request's work is shielded inside it.
+    app.add_middleware(FinishDespiteHangUp)
+    install_metrics(app, runtime.metrics, read_scope=Depends(require(Scope.OPS)))
     install_request_logging(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.include_router(sessions_router)
     app.include_router(turns_router)
     app.include_router(audit_router)
@@ -156,9 +173,9 @@ def create_app(
         """The process is up."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"])
+    @app.get("/readyz", tags=["health"], responses={503: ERROR_RESPONSES[503]})
     async def readyz(request: Request) -> JSONResponse:
-        """The database answers."""
+        """The database answers (503 ``database_unavailable`` with Retry-After when not)."""
         try:
             async with request.app.state.engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))
@@ -166,6 +183,7 @@ def create_app(
             return JSONResponse(
                 error_body("database_unavailable", f"the database does not answer: {error}"),
                 status_code=503,
+                headers=DatabaseUnavailableError.headers,
             )
         return JSONResponse({"status": "ready"})
 

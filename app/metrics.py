@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Request, Response, params
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -190,7 +190,9 @@ class Metrics:
         return generate_latest(registry)
 
 
-def install_metrics(app: FastAPI, metrics: Metrics) -> None:
+def install_metrics(app: FastAPI, metrics: Metrics, *, read_scope: params.Depends) -> None:
+    """Count every request; serve ``/metrics`` to callers that pass ``read_scope``."""
+
     @app.middleware("http")
     async def _measure(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
@@ -202,6 +204,6 @@ def install_metrics(app: FastAPI, metrics: Metrics) -> None:
         metrics.http_latency.labels(request.method, route).observe(time.perf_counter() - started)
         return response
 
-    @app.get("/metrics", include_in_schema=False)
+    @app.get("/metrics", include_in_schema=False, dependencies=[read_scope])
     async def _metrics() -> Response:
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)

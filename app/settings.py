@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -29,6 +30,9 @@ class Settings(BaseSettings):
             "the embedded SQLite file (nothing to set up on a laptop), no for Postgres (schema "
             "changes there are an operator's decision: `contextd migrate`)."
         ),
+    )
+    database_connect_timeout: float = Field(
+        default=5.0, gt=0, description="Seconds to wait for a database connection."
     )
     host: str = "127.0.0.1"
     port: int = 8080
@@ -62,6 +66,23 @@ class Settings(BaseSettings):
     )
     audit_purge_batch_size: int = Field(
         default=5000, gt=0, description="Rows per purge transaction (a short id range)."
+    )
+
+    # Trust (README "Security and reliability").
+    allow_unauthenticated: bool = Field(
+        default=False,
+        description=(
+            "Serve without API keys on a non-loopback bind. Without keys contextd otherwise "
+            "runs open only on 127.0.0.1 / ::1 / localhost, and refuses to start elsewhere."
+        ),
+    )
+    max_body_bytes: int = Field(
+        default=8 * 1024 * 1024, gt=0, description="Largest request body accepted (413 above)."
+    )
+    idempotency_ttl_seconds: int = Field(
+        default=24 * 3600,
+        gt=0,
+        description="How long a request's first answer is replayed for its Idempotency-Key.",
     )
 
     # Budget policy (seed 003 §4-§5, PRODUCT.md "The policy").
@@ -174,6 +195,16 @@ class Settings(BaseSettings):
     def summarizes_in_background(self) -> bool:
         """A slow (model-backed) summariser runs in summary jobs, not on the turn."""
         return self.summarizer == "llm"
+
+    @property
+    def binds_loopback(self) -> bool:
+        """Whether only this machine can reach the service."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
 
     @property
     def is_sqlite(self) -> bool:

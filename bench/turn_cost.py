@@ -27,6 +27,8 @@ from app.models import MessageRecord, MessageState, SessionRecord, SummaryRecord
 from app.models.base import utcnow
 from bench.common import machine, running_app
 
+#: The benchmark runs the service open (no API key): every session is the default tenant's.
+TENANT = "default"
 SESSION = {
     "model": "gpt-4o",
     "system": {"global": "You are a careful assistant.", "role": "You book travel."},
@@ -47,6 +49,7 @@ async def seed_history(database_url: str, session_id: str, stored: int) -> None:
         turn_rows.append(
             {
                 "id": turn_id,
+                "tenant_id": TENANT,
                 "session_id": session_id,
                 "seq": t,
                 "status": "completed",
@@ -77,6 +80,7 @@ async def seed_history(database_url: str, session_id: str, stored: int) -> None:
             chat = {k: v for k, v in message.items() if k != "answers_seq"}
             message_rows.append(
                 {
+                    "tenant_id": TENANT,
                     "session_id": session_id,
                     "turn_id": turn_id,
                     "seq": base + offset + 1,
@@ -108,6 +112,7 @@ async def seed_history(database_url: str, session_id: str, stored: int) -> None:
             insert(SummaryRecord),
             [
                 {
+                    "tenant_id": TENANT,
                     "session_id": session_id,
                     "turn_seq": turns - 3,
                     "from_message_id": None,
@@ -131,7 +136,7 @@ async def seed_history(database_url: str, session_id: str, stored: int) -> None:
         )
         await connection.execute(
             update(SessionRecord)
-            .where(SessionRecord.id == session_id)
+            .where(SessionRecord.tenant_id == TENANT, SessionRecord.id == session_id)
             .values(turn_count=turns, message_count=turns * 4)
         )
     await engine.dispose()

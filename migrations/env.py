@@ -26,11 +26,15 @@ def _run(connection: Connection) -> None:
 
 
 async def _run_async(url: str) -> None:
-    from app.db import create_engine
+    from app.db import create_engine, sqlite_foreign_keys
 
     engine = create_engine(url)
-    async with engine.begin() as connection:
-        await connection.run_sync(_run)
+    async with engine.connect() as connection:
+        if connection.dialect.name == "sqlite":
+            # As in app.db.migrate: rebuilding a table must not cascade into its children.
+            await connection.run_sync(sqlite_foreign_keys, False)
+        async with connection.begin():
+            await connection.run_sync(_run)
     await engine.dispose()
 
 

@@ -22,6 +22,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import async_sessionmaker
 
 REPO = Path(__file__).resolve().parent.parent
 _OFFLINE_BPE = REPO.parent / "shared" / "tiktoken-cache"
@@ -29,6 +30,7 @@ if "TIKTOKEN_CACHE_DIR" not in os.environ and _OFFLINE_BPE.is_dir():
     # Machines without internet cannot download tiktoken's BPE files.
     os.environ["TIKTOKEN_CACHE_DIR"] = str(_OFFLINE_BPE)
 
+from app.auth.service import KeyService, Scope  # noqa: E402
 from app.budget.tokens import TokenizerRegistry  # noqa: E402
 from app.db import create_engine, migrate  # noqa: E402
 from app.main import create_app  # noqa: E402
@@ -125,18 +127,39 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
         yield f"sqlite+aiosqlite:///{path}"
         return
-    server = request.getfixturevalue("postgres_server_url")
-    template = request.getfixturevalue("postgres_template")
+    yield request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def postgres_url(postgres_server_url: str, postgres_template: str) -> Iterator[str]:
+    """A fresh, migrated Postgres database (for tests that are about Postgres only; mark
+    them ``postgres``)."""
     name = f"contextd_test_{uuid.uuid4().hex[:12]}"
-    run_in_thread(_admin(server, f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+    run_in_thread(
+        _admin(postgres_server_url, f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"')
+    )
     try:
-        yield _database_url(server, name)
+        yield _database_url(postgres_server_url, name)
     finally:
-        run_in_thread(_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        run_in_thread(_admin(postgres_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def make_settings(database_url: str, **overrides: Any) -> Settings:
     return Settings(_env_file=None, database_url=database_url, **overrides)
+
+
+async def issue_key(database_url: str, tenant: str, *scopes: str) -> str:
+    """An API key, made as `contextd keys create` makes it."""
+    engine = create_engine(database_url)
+    try:
+        async with async_sessionmaker(engine)() as db:
+            issued = await KeyService(db).create(
+                tenant_id=tenant, scopes=[Scope(scope) for scope in scopes or ("agent",)]
+            )
+            await db.commit()
+            return issued.key
+    finally:
+        await engine.dispose()
 
 
 class RunningApp:
@@ -145,6 +168,20 @@ class RunningApp:
     def __init__(self, database_url: str) -> None:
         self.database_url = database_url
         self._stack: list[Any] = []
+        self._clients: list[httpx.AsyncClient] = []
+
+    async def key(self, tenant: str, *scopes: str) -> str:
+        """An API key on this database (``agent`` scope unless told)."""
+        return await issue_key(self.database_url, tenant, *scopes)
+
+    def client(self, app: FastAPI, key: str | None = None) -> httpx.AsyncClient:
+        """Another client of a started app, sending ``key`` with every request."""
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://contextd.test", headers=headers
+        )
+        self._clients.append(client)
+        return client
 
     async def start(
         self,
@@ -169,6 +206,8 @@ class RunningApp:
         return app, client
 
     async def stop_all(self) -> None:
+        while self._clients:
+            await self._clients.pop().aclose()
         while self._stack:
             lifespan, client = self._stack.pop()
             await client.aclose()

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ClauseElement, Executable, ScalarSelect, Select, delete, func, select
+from sqlalchemy import (
+    ClauseElement,
+    ColumnElement,
+    Executable,
+    ScalarSelect,
+    Select,
+    delete,
+    func,
+    select,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -102,17 +111,21 @@ class AuditRepository:
     def add(self, record: AuditRecord) -> None:
         self.db.add(record)
 
-    async def get(self, audit_id: int) -> AuditRecord | None:
-        return await self.db.get(AuditRecord, audit_id)
+    async def get(self, audit_id: int, *, tenant_id: str) -> AuditRecord | None:
+        query = select(AuditRecord).where(
+            AuditRecord.id == audit_id, AuditRecord.tenant_id == tenant_id
+        )
+        return (await self.db.execute(query)).scalar_one_or_none()
 
     async def accepted_assembly(
-        self, session_id: str, turn_id: str, step: int
+        self, tenant_id: str, session_id: str, turn_id: str, step: int
     ) -> AuditRecord | None:
         """The accepted assembly of one step of a turn: the prompt an agent's next report
         of usage is about."""
         query = (
             select(AuditRecord)
             .where(
+                AuditRecord.tenant_id == tenant_id,
                 AuditRecord.session_id == session_id,
                 AuditRecord.turn_id == turn_id,
                 AuditRecord.step == step,
@@ -192,7 +205,11 @@ class AuditRepository:
         rows = (await self.db.execute(statement)).all()
         return [" | ".join(str(value) for value in row) for row in rows]
 
-    async def rollup(self, session_id: str) -> RollupFigures | None:
+    @staticmethod
+    def _of_session(tenant_id: str, session_id: str) -> tuple[ColumnElement[bool], ...]:
+        return AuditRecord.tenant_id == tenant_id, AuditRecord.session_id == session_id
+
+    async def rollup(self, tenant_id: str, session_id: str) -> RollupFigures | None:
         """Aggregates over one session's rows, read through its ``(session_id, id)`` index.
         Latency percentiles come from Postgres' ``percentile_cont``; on SQLite, which has
         none, from the same interpolation over the session's latencies."""
@@ -223,7 +240,11 @@ class AuditRepository:
                 func.percentile_cont(0.95).within_group(AuditRecord.latency_ms).label("p95"),
             ]
         figures = (
-            (await self.db.execute(select(*columns).where(AuditRecord.session_id == session_id)))
+            (
+                await self.db.execute(
+                    select(*columns).where(*self._of_session(tenant_id, session_id))
+                )
+            )
             .one()
             ._mapping
         )
@@ -235,14 +256,16 @@ class AuditRepository:
             latencies = sorted(
                 (
                     await self.db.execute(
-                        select(AuditRecord.latency_ms).where(AuditRecord.session_id == session_id)
+                        select(AuditRecord.latency_ms).where(
+                            *self._of_session(tenant_id, session_id)
+                        )
                     )
                 )
                 .scalars()
                 .all()
             )
             p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
-        newest = await self.get(figures["newest_id"])
+        newest = await self.get(figures["newest_id"], tenant_id=tenant_id)
         assert newest is not None
         tokens_avg = figures["tokens_avg"]
         return RollupFigures(

@@ -15,12 +15,15 @@ from app.errors import NotFoundError
 
 
 class AuditService:
-    def __init__(self, db: AsyncSession) -> None:
+    """One tenant's audit trail."""
+
+    def __init__(self, db: AsyncSession, *, tenant_id: str) -> None:
         self.audit = AuditRepository(db)
+        self.tenant_id = tenant_id
 
     async def get(self, audit_id: int) -> AuditOut:
         """One assembly's audit row."""
-        record = await self.audit.get(audit_id)
+        record = await self.audit.get(audit_id, tenant_id=self.tenant_id)
         if record is None:
             raise NotFoundError("audit_not_found", f"no audit row {audit_id}")
         return AuditOut.model_validate(record)
@@ -29,7 +32,10 @@ class AuditService:
         self, filters: AuditFilter, *, before_id: int | None = None, limit: int = 50
     ) -> AuditPage:
         """Audit rows, newest first, filtered, a page at a time."""
-        rows = await self.audit.list(filters, before_id=before_id, limit=limit + 1)
+        if filters.tenant_id not in (None, self.tenant_id):
+            return AuditPage(items=[], next_before_id=None)  # another tenant's: none of yours
+        scoped = filters.model_copy(update={"tenant_id": self.tenant_id})
+        rows = await self.audit.list(scoped, before_id=before_id, limit=limit + 1)
         page = rows[:limit]
         return AuditPage(
             items=[AuditOut.model_validate(row) for row in page],
@@ -39,7 +45,7 @@ class AuditService:
     async def rollup(self, session_id: str) -> AuditRollup:
         """A session's assemblies summed up; 404 when it has none (the rows outlive the
         session, so a deleted session still has its roll-up)."""
-        figures = await self.audit.rollup(session_id)
+        figures = await self.audit.rollup(self.tenant_id, session_id)
         if figures is None:
             raise NotFoundError("audit_not_found", f"no audit rows for session {session_id!r}")
         return AuditRollup(

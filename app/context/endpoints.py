@@ -4,11 +4,20 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
+from app.auth.dependencies import require
+from app.auth.service import Scope
 from app.context.schemas import TrimRequest, TrimResponse, TruncateRequest, TruncateResponse
 from app.context.service import ContextService
+from app.errors import ERROR_RESPONSES
 from app.runtime import RuntimeDep
 
-router = APIRouter(prefix="/v1/context", tags=["stateless toolkit"])
+# Stateless, but an agent's tool all the same: callers need an agent key.
+router = APIRouter(
+    prefix="/v1/context",
+    tags=["stateless toolkit"],
+    responses=ERROR_RESPONSES,
+    dependencies=[Depends(require(Scope.AGENT))],
+)
 
 
 def get_context_service(runtime: RuntimeDep) -> ContextService:

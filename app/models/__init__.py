@@ -2,8 +2,10 @@
 
 from app.models.base import Base
 from app.models.tables import (
+    ApiKeyRecord,
     AuditRecord,
     CalibrationRecord,
+    IdempotencyRecord,
     MessageRecord,
     MessageState,
     SessionRecord,
@@ -15,9 +17,11 @@ from app.models.tables import (
 )
 
 __all__ = [
+    "ApiKeyRecord",
     "AuditRecord",
     "Base",
     "CalibrationRecord",
+    "IdempotencyRecord",
     "MessageRecord",
     "MessageState",
     "SessionRecord",

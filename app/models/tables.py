@@ -4,7 +4,16 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import (
+    JSON,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, BigId, utcnow
@@ -25,13 +34,24 @@ class MessageState(StrEnum):
     PRUNED = "pruned"
 
 
+def _session_key(table: str) -> ForeignKeyConstraint:
+    """A child row belongs to one session of one tenant and goes when the session goes."""
+    return ForeignKeyConstraint(
+        ["tenant_id", "session_id"],
+        ["sessions.tenant_id", "sessions.id"],
+        name=f"fk_{table}_session_sessions",
+        ondelete="CASCADE",
+    )
+
+
 class SessionRecord(Base):
-    """One conversation, owned by one tenant."""
+    """One conversation, owned by one tenant. Its id is the caller's choice and unique only
+    within the tenant, so that no tenant can learn that another one uses an id."""
 
     __tablename__ = "sessions"
 
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     id: Mapped[str] = mapped_column(String(128), primary_key=True)
-    tenant_id: Mapped[str] = mapped_column(String(128), index=True, default="default")
     model: Mapped[str] = mapped_column(String(200))
     system_global: Mapped[str | None] = mapped_column(Text)
     system_mode: Mapped[str | None] = mapped_column(Text)
@@ -62,12 +82,14 @@ class TurnRecord(Base):
     """A user message and everything until the assistant's answer."""
 
     __tablename__ = "turns"
-    __table_args__ = (UniqueConstraint("session_id", "seq"),)
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "session_id", "seq", name="uq_turns_session_seq"),
+        _session_key("turns"),
+    )
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    session_id: Mapped[str] = mapped_column(
-        ForeignKey("sessions.id", ondelete="CASCADE"), index=True
-    )
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    session_id: Mapped[str] = mapped_column(String(128))
     seq: Mapped[int]
     status: Mapped[str] = mapped_column(String(16), default=TurnStatus.OPEN)
     #: Tool steps posted so far; the turn start is step 0.
@@ -83,13 +105,15 @@ class MessageRecord(Base):
 
     __tablename__ = "messages"
     __table_args__ = (
-        UniqueConstraint("session_id", "seq"),
+        UniqueConstraint("tenant_id", "session_id", "seq", name="uq_messages_session_seq"),
         # The one hot query: a session's active messages in order.
-        Index("ix_messages_session_state_seq", "session_id", "state", "seq"),
+        Index("ix_messages_session_state_seq", "tenant_id", "session_id", "state", "seq"),
+        _session_key("messages"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    session_id: Mapped[str] = mapped_column(String(128))
     turn_id: Mapped[str] = mapped_column(ForeignKey("turns.id", ondelete="CASCADE"), index=True)
     #: Position in the session (1-based, gap-free).
     seq: Mapped[int]
@@ -119,10 +143,14 @@ class SummaryRecord(Base):
     """A summary covering a contiguous range of a session's messages (seed 003 §7)."""
 
     __tablename__ = "session_summaries"
-    __table_args__ = (Index("ix_session_summaries_session_id_id", "session_id", "id"),)
+    __table_args__ = (
+        Index("ix_session_summaries_session_id_id", "tenant_id", "session_id", "id"),
+        _session_key("session_summaries"),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    session_id: Mapped[str] = mapped_column(String(128))
     #: The turn whose assembly made it, and that turn's number.
     turn_id: Mapped[str | None] = mapped_column(String(64))
     turn_seq: Mapped[int]
@@ -268,11 +296,13 @@ class SummaryJobRecord(Base):
     __tablename__ = "summary_jobs"
     __table_args__ = (
         Index("ix_summary_jobs_status_id", "status", "id"),
-        Index("ix_summary_jobs_session_id_id", "session_id", "id"),
+        Index("ix_summary_jobs_session_id_id", "tenant_id", "session_id", "id"),
+        _session_key("summary_jobs"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    session_id: Mapped[str] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    tenant_id: Mapped[str] = mapped_column(String(128))
+    session_id: Mapped[str] = mapped_column(String(128))
     #: The turn whose assembly queued it, and that turn's number.
     turn_id: Mapped[str | None] = mapped_column(String(64))
     turn_seq: Mapped[int]
@@ -295,3 +325,41 @@ class SummaryJobRecord(Base):
     applied_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
+
+
+class ApiKeyRecord(Base):
+    """An API key: one tenant, some scopes. Only a hash of its secret is stored."""
+
+    __tablename__ = "api_keys"
+
+    #: The public part of the key (``ctxd_<id>_<secret>``), safe to show and log.
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(128), index=True)
+    #: "agent" (sessions and turns) and/or "ops" (audit and metrics).
+    scopes: Mapped[list[Any]] = mapped_column(JSON)
+    name: Mapped[str | None] = mapped_column(String(200))
+    #: sha256 of the secret, hex.
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None]
+
+
+class IdempotencyRecord(Base):
+    """The first answer to a request sent with an ``Idempotency-Key``, written in the same
+    transaction as the request's work, so that a retry replays it instead of redoing it."""
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (
+        Index("ix_idempotency_keys_session", "tenant_id", "session_id"),
+        _session_key("idempotency_keys"),
+    )
+
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    #: sha256 of the method, path and body: the same key with another request is refused.
+    request_hash: Mapped[str] = mapped_column(String(64))
+    #: The session the request touched; erased with it (the response holds its content).
+    session_id: Mapped[str] = mapped_column(String(128))
+    status_code: Mapped[int]
+    response: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

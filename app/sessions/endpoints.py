@@ -2,9 +2,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Response, status
+from fastapi import APIRouter, Depends, Path, Request, Response, status
 
+from app.auth.dependencies import AgentCaller
 from app.db import DbSession
+from app.errors import ERROR_RESPONSES
+from app.idempotency.dependencies import IdempotencyDep, IdempotencyKey
+from app.idempotency.service import request_hash
 from app.runtime import RuntimeDep
 from app.sessions.schemas import (
     SESSION_ID_PATTERN,
@@ -15,22 +19,39 @@ from app.sessions.schemas import (
 )
 from app.sessions.service import SessionService
 
-router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
 
 SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
 
 
-def get_session_service(db: DbSession, runtime: RuntimeDep) -> SessionService:
-    return SessionService(db, settings=runtime.settings, tokenizers=runtime.tokenizers)
+def get_session_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> SessionService:
+    return SessionService(
+        db,
+        tenant_id=caller.tenant_id,
+        settings=runtime.settings,
+        tokenizers=runtime.tokenizers,
+    )
 
 
 SessionServiceDep = Annotated[SessionService, Depends(get_session_service)]
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=SessionOut)
-async def create_session(body: SessionCreate, service: SessionServiceDep) -> SessionOut:
+async def create_session(
+    request: Request,
+    body: SessionCreate,
+    service: SessionServiceDep,
+    idempotency: IdempotencyDep,
+    idempotency_key: IdempotencyKey = None,
+) -> SessionOut | Response:
     """Create a session: its model, layered system instructions, goal and mode."""
-    return await service.create(body)
+    return await idempotency.run(
+        idempotency_key,
+        fingerprint=request_hash(request.method, request.url.path, body),
+        session_id=lambda created: created.id,
+        status_code=status.HTTP_201_CREATED,
+        work=lambda: service.create(body),
+    )
 
 
 @router.get("/{session_id}", response_model=SessionOut)
@@ -58,6 +79,7 @@ async def set_memory(
 
 @router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_session(session_id: SessionId, service: SessionServiceDep) -> Response:
-    """Delete a session and its history. Its audit rows are kept."""
+    """Erase a session: its turns, messages, summaries and recorded answers. Its audit rows
+    are kept; they hold figures and ids, never content."""
     await service.delete(session_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -9,14 +9,19 @@ from app.models import SessionRecord, TurnRecord, TurnStatus
 
 
 class SessionRepository:
-    def __init__(self, db: AsyncSession) -> None:
+    """One tenant's sessions: no query here reaches another tenant's rows."""
+
+    def __init__(self, db: AsyncSession, *, tenant_id: str) -> None:
         self.db = db
+        self.tenant_id = tenant_id
 
     async def get(self, session_id: str, *, lock: bool = False) -> SessionRecord | None:
         """A session; with ``lock``, the row stays locked until the request ends, so that
         concurrent calls on one session run one after the other (Postgres; SQLite takes its
         database lock at the start of every transaction)."""
-        query = select(SessionRecord).where(SessionRecord.id == session_id)
+        query = select(SessionRecord).where(
+            SessionRecord.tenant_id == self.tenant_id, SessionRecord.id == session_id
+        )
         if lock:
             query = query.with_for_update()
         return (await self.db.execute(query)).scalar_one_or_none()
@@ -29,6 +34,8 @@ class SessionRepository:
 
     async def open_turn(self, session_id: str) -> TurnRecord | None:
         query = select(TurnRecord).where(
-            TurnRecord.session_id == session_id, TurnRecord.status == TurnStatus.OPEN
+            TurnRecord.tenant_id == self.tenant_id,
+            TurnRecord.session_id == session_id,
+            TurnRecord.status == TurnStatus.OPEN,
         )
         return (await self.db.execute(query)).scalar_one_or_none()

@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from app.limits import shallow_json
 from app.tokens.schemas import ToolDefinition
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+
+#: Free-form metadata: any JSON object, not nested past the service's limit.
+Metadata = Annotated[dict[str, Any], AfterValidator(shallow_json)]
 
 
 class _Input(BaseModel):
@@ -46,7 +50,7 @@ class SessionCreate(_Input):
     system: SystemLayers = Field(default_factory=SystemLayers)
     goal: str | None = Field(default=None, max_length=50_000)
     mode: str | None = Field(default=None, max_length=200)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     memory: str | None = Field(default=None, max_length=200_000)
     #: The tool definitions the agent sends with every LLM call, so that budgets count them.
     tools: list[ToolDefinition] | None = Field(default=None, max_length=1024)
@@ -62,7 +66,7 @@ class SessionUpdate(_Input):
     system: SystemLayers | None = None
     goal: str | None = Field(default=None, max_length=50_000)
     mode: str | None = Field(default=None, max_length=200)
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     memory: str | None = Field(default=None, max_length=200_000)
     tools: list[ToolDefinition] | None = Field(default=None, max_length=1024)
     max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)

@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.budget.policy import Budget, compute_budget
@@ -26,8 +27,6 @@ from app.sessions.schemas import (
 from app.settings import Settings
 from app.tokens.calibration import CalibrationService
 from app.tokens.schemas import ToolDefinition
-
-DEFAULT_TENANT = "default"
 
 
 @dataclass(frozen=True)
@@ -98,17 +97,26 @@ def session_budget(
 
 
 class SessionService:
+    """One tenant's sessions."""
+
     def __init__(
-        self, db: AsyncSession, *, settings: Settings, tokenizers: TokenizerRegistry
+        self,
+        db: AsyncSession,
+        *,
+        tenant_id: str,
+        settings: Settings,
+        tokenizers: TokenizerRegistry,
     ) -> None:
-        self.sessions = SessionRepository(db)
+        self.sessions = SessionRepository(db, tenant_id=tenant_id)
+        self.tenant_id = tenant_id
         self.db = db
         self.settings = settings
         self.tokenizers = tokenizers
         self.calibration = CalibrationService(db, settings=settings, tokenizers=tokenizers)
 
     async def create(self, request: SessionCreate) -> SessionOut:
-        """Create a session; 409 when the chosen id is taken, 422 when its budget is empty."""
+        """Create a session; 409 when the tenant already has one with the chosen id, 422 when
+        its budget is empty."""
         resolve_budget(
             model=request.model,
             context_limit=request.context_limit,
@@ -121,7 +129,7 @@ class SessionService:
             raise ConflictError("session_exists", f"session {session_id!r} already exists")
         record = SessionRecord(
             id=session_id,
-            tenant_id=DEFAULT_TENANT,
+            tenant_id=self.tenant_id,
             model=request.model,
             system_global=request.system.global_,
             system_mode=request.system.mode,
@@ -138,7 +146,12 @@ class SessionService:
             message_count=0,
         )
         self.sessions.add(record)
-        await self.db.flush()
+        try:
+            await self.db.flush()
+        except IntegrityError as error:  # created by a concurrent request in the meantime
+            raise ConflictError(
+                "session_exists", f"session {session_id!r} already exists"
+            ) from error
         return await self._out(record)
 
     async def require(self, session_id: str, *, lock: bool = False) -> SessionRecord:
@@ -191,7 +204,8 @@ class SessionService:
         return await self._out(record)
 
     async def delete(self, session_id: str) -> None:
-        """Delete a session with its turns, messages and summaries (audit rows stay)."""
+        """Erase a session: its turns, messages, summaries and recorded answers go with it
+        (the database cascades); its audit rows stay, with figures and ids but no content."""
         record = await self.require(session_id, lock=True)
         await self.sessions.delete(record)
         await self.db.flush()

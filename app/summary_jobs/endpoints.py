@@ -4,17 +4,21 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
+from app.auth.dependencies import AgentCaller
 from app.db import DbSession
+from app.errors import ERROR_RESPONSES
 from app.runtime import RuntimeDep
 from app.sessions.endpoints import SessionId
 from app.summary_jobs.schemas import SummaryJobList
 from app.summary_jobs.service import SummaryJobService
 
-router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["summaries"])
+router = APIRouter(
+    prefix="/v1/sessions/{session_id}", tags=["summaries"], responses=ERROR_RESPONSES
+)
 
 
-def get_job_service(db: DbSession, runtime: RuntimeDep) -> SummaryJobService:
-    return SummaryJobService(db, runtime=runtime)
+def get_job_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> SummaryJobService:
+    return SummaryJobService(db, tenant_id=caller.tenant_id, runtime=runtime)
 
 
 SummaryJobServiceDep = Annotated[SummaryJobService, Depends(get_job_service)]

@@ -28,21 +28,28 @@ class SummaryJobRepository:
     def add(self, job: SummaryJobRecord) -> None:
         self.db.add(job)
 
-    async def pending_for_session(self, session_id: str) -> SummaryJobRecord | None:
+    async def pending_for_session(self, tenant_id: str, session_id: str) -> SummaryJobRecord | None:
         """The session's queued or running job, if any (there is at most one)."""
         query = (
             select(SummaryJobRecord)
-            .where(SummaryJobRecord.session_id == session_id, SummaryJobRecord.status.in_(PENDING))
+            .where(
+                SummaryJobRecord.tenant_id == tenant_id,
+                SummaryJobRecord.session_id == session_id,
+                SummaryJobRecord.status.in_(PENDING),
+            )
             .order_by(SummaryJobRecord.id)
             .limit(1)
         )
         return (await self.db.execute(query)).scalar_one_or_none()
 
-    async def finished_unapplied(self, session_id: str) -> Sequence[SummaryJobRecord]:
+    async def finished_unapplied(
+        self, tenant_id: str, session_id: str
+    ) -> Sequence[SummaryJobRecord]:
         """Done or failed jobs whose outcome no assembly has taken in yet, oldest first."""
         query = (
             select(SummaryJobRecord)
             .where(
+                SummaryJobRecord.tenant_id == tenant_id,
                 SummaryJobRecord.session_id == session_id,
                 SummaryJobRecord.status.in_((SummaryJobStatus.DONE, SummaryJobStatus.FAILED)),
                 SummaryJobRecord.applied_at.is_(None),
@@ -51,10 +58,14 @@ class SummaryJobRepository:
         )
         return (await self.db.execute(query)).scalars().all()
 
-    async def list_for_session(self, session_id: str, *, limit: int) -> Sequence[SummaryJobRecord]:
+    async def list_for_session(
+        self, tenant_id: str, session_id: str, *, limit: int
+    ) -> Sequence[SummaryJobRecord]:
         query = (
             select(SummaryJobRecord)
-            .where(SummaryJobRecord.session_id == session_id)
+            .where(
+                SummaryJobRecord.tenant_id == tenant_id, SummaryJobRecord.session_id == session_id
+            )
             .order_by(SummaryJobRecord.id.desc())
             .limit(limit)
         )
@@ -155,21 +166,22 @@ class SummaryJobRepository:
             oldest = oldest.replace(tzinfo=utcnow().tzinfo)
         return int(row[0]), oldest
 
-    async def latest_summary(self, session_id: str) -> SummaryRecord | None:
+    async def latest_summary(self, tenant_id: str, session_id: str) -> SummaryRecord | None:
         query = (
             select(SummaryRecord)
-            .where(SummaryRecord.session_id == session_id)
+            .where(SummaryRecord.tenant_id == tenant_id, SummaryRecord.session_id == session_id)
             .order_by(SummaryRecord.id.desc())
             .limit(1)
         )
         return (await self.db.execute(query)).scalar_one_or_none()
 
     async def active_messages_between(
-        self, session_id: str, *, after_seq: int, to_seq: int
+        self, tenant_id: str, session_id: str, *, after_seq: int, to_seq: int
     ) -> Sequence[MessageRecord]:
         query = (
             select(MessageRecord)
             .where(
+                MessageRecord.tenant_id == tenant_id,
                 MessageRecord.session_id == session_id,
                 MessageRecord.state == MessageState.ACTIVE,
                 MessageRecord.seq > after_seq,

@@ -29,18 +29,23 @@ logger = logging.getLogger(__name__)
 
 
 class SummaryJobService:
-    def __init__(self, db: AsyncSession, *, runtime: Runtime) -> None:
+    """One tenant's view of its summary jobs."""
+
+    def __init__(self, db: AsyncSession, *, tenant_id: str, runtime: Runtime) -> None:
         self.db = db
         self.runtime = runtime
+        self.tenant_id = tenant_id
         self.jobs = SummaryJobRepository(db)
-        self.sessions = SessionRepository(db)
 
     async def list_jobs(self, session_id: str, *, limit: int) -> SummaryJobList:
         """A session's summary jobs, newest first."""
         await SessionService(
-            self.db, settings=self.runtime.settings, tokenizers=self.runtime.tokenizers
+            self.db,
+            tenant_id=self.tenant_id,
+            settings=self.runtime.settings,
+            tokenizers=self.runtime.tokenizers,
         ).require(session_id)
-        rows = await self.jobs.list_for_session(session_id, limit=limit)
+        rows = await self.jobs.list_for_session(self.tenant_id, session_id, limit=limit)
         return SummaryJobList(
             jobs=[SummaryJobOut.model_validate(row, from_attributes=True) for row in rows]
         )
@@ -107,12 +112,15 @@ class SummaryJobWorker:
     async def run_claimed(self, job: SummaryJobRecord, token: str) -> None:
         """Summarise a claimed job and write the result (or the failure)."""
         async with self.sessionmaker() as db:
-            session = await SessionRepository(db).get(job.session_id)
+            session = await SessionRepository(db, tenant_id=job.tenant_id).get(job.session_id)
             jobs = SummaryJobRepository(db)
-            latest = await jobs.latest_summary(job.session_id)
+            latest = await jobs.latest_summary(job.tenant_id, job.session_id)
             sources = list(
                 await jobs.active_messages_between(
-                    job.session_id, after_seq=latest.to_seq if latest else 0, to_seq=job.to_seq
+                    job.tenant_id,
+                    job.session_id,
+                    after_seq=latest.to_seq if latest else 0,
+                    to_seq=job.to_seq,
                 )
             )
             await db.commit()
@@ -148,9 +156,11 @@ class SummaryJobWorker:
         self, job: SummaryJobRecord, token: str, summarised: _Summarised, *, latest_id: int | None
     ) -> None:
         async with self.sessionmaker() as db:
-            session = await SessionRepository(db).get(job.session_id, lock=True)
+            session = await SessionRepository(db, tenant_id=job.tenant_id).get(
+                job.session_id, lock=True
+            )
             jobs = SummaryJobRepository(db)
-            latest = await jobs.latest_summary(job.session_id)
+            latest = await jobs.latest_summary(job.tenant_id, job.session_id)
             if session is None:
                 return
             if (latest.id if latest else None) != latest_id:
@@ -163,6 +173,7 @@ class SummaryJobWorker:
                 return
             record = summary_record(
                 summarised,
+                tenant_id=job.tenant_id,
                 session_id=job.session_id,
                 latest=latest,
                 turn_id=job.turn_id,

@@ -104,7 +104,7 @@ class CalibrationService:
         """Take a usage report about the prompt of ``step`` of ``turn`` into calibration."""
         if not self.settings.calibration or usage is None or usage.prompt_tokens is None:
             return
-        assembly = await self.audit.accepted_assembly(session.id, turn.id, step)
+        assembly = await self.audit.accepted_assembly(session.tenant_id, session.id, turn.id, step)
         if assembly is None:
             return
         spec = self.tokenizers.lookup(

@@ -4,16 +4,20 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
+from app.auth.dependencies import AgentCaller
 from app.db import DbSession
+from app.errors import ERROR_RESPONSES
 from app.runtime import RuntimeDep
 from app.tokens.schemas import CountOut, CountRequest, ModelList, ModelOut
 from app.tokens.service import TokenService
 
-router = APIRouter(prefix="/v1", tags=["tokens"])
+router = APIRouter(prefix="/v1", tags=["tokens"], responses=ERROR_RESPONSES)
 
 
-def get_token_service(db: DbSession, runtime: RuntimeDep) -> TokenService:
-    return TokenService(db, settings=runtime.settings, tokenizers=runtime.tokenizers)
+def get_token_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> TokenService:
+    return TokenService(
+        db, tenant_id=caller.tenant_id, settings=runtime.settings, tokenizers=runtime.tokenizers
+    )
 
 
 TokenServiceDep = Annotated[TokenService, Depends(get_token_service)]

@@ -9,7 +9,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.budget.tokens import ModelSpec, TokenizerRegistry, count_request, counting_method
 from app.models import CalibrationRecord
-from app.sessions.service import DEFAULT_TENANT
 from app.settings import Settings
 from app.tokens.calibration import Calibration, CalibrationService
 from app.tokens.schemas import (
@@ -22,9 +21,17 @@ from app.tokens.schemas import (
 
 
 class TokenService:
+    """Counting and the model table, with the calling tenant's calibration."""
+
     def __init__(
-        self, db: AsyncSession, *, settings: Settings, tokenizers: TokenizerRegistry
+        self,
+        db: AsyncSession,
+        *,
+        tenant_id: str,
+        settings: Settings,
+        tokenizers: TokenizerRegistry,
     ) -> None:
+        self.tenant_id = tenant_id
         self.settings = settings
         self.tokenizers = tokenizers
         self.calibration = CalibrationService(db, settings=settings, tokenizers=tokenizers)
@@ -40,7 +47,7 @@ class TokenService:
             [m.model_dump(mode="json", exclude_none=True) for m in request.messages],
             [t.model_dump(mode="json", exclude_none=True) for t in request.tools],
         )
-        calibration = await self.calibration.calibration(DEFAULT_TENANT, spec, counter)
+        calibration = await self.calibration.calibration(self.tenant_id, spec, counter)
         notes = []
         if counted.images_of_unknown_size:
             notes.append(
@@ -70,7 +77,7 @@ class TokenService:
         """Every model of the table, how it is counted, and its calibration."""
         records = {
             (record.model, record.estimator): record
-            for record in await self.calibration.calibrations.list(DEFAULT_TENANT)
+            for record in await self.calibration.calibrations.list(self.tenant_id)
         }
         models = []
         for spec in self.tokenizers.models.entries():
@@ -84,7 +91,7 @@ class TokenService:
         )
         counter, _ = self.tokenizers.counter_for(spec)
         record = await self.calibration.calibrations.get(
-            DEFAULT_TENANT, spec.calibration_key, counter.name
+            self.tenant_id, spec.calibration_key, counter.name
         )
         return self._model_out(spec, {(spec.calibration_key, counter.name): record})
 

@@ -2,9 +2,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, status
+from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
 
+from app.auth.dependencies import AgentCaller
 from app.db import DbSession
+from app.errors import ERROR_RESPONSES
+from app.idempotency.dependencies import IdempotencyDep, IdempotencyKey
+from app.idempotency.service import request_hash
 from app.models import MessageState
 from app.runtime import RuntimeDep
 from app.sessions.endpoints import SessionId
@@ -19,52 +23,88 @@ from app.turns.schemas import (
 )
 from app.turns.service import TurnService
 
-router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["turns"])
+router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["turns"], responses=ERROR_RESPONSES)
 
 
-def get_turn_service(db: DbSession, runtime: RuntimeDep) -> TurnService:
-    return TurnService(db, runtime=runtime)
+def get_turn_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> TurnService:
+    return TurnService(db, tenant_id=caller.tenant_id, runtime=runtime)
 
 
 TurnServiceDep = Annotated[TurnService, Depends(get_turn_service)]
+TurnId = Annotated[str, Path(min_length=1, max_length=64)]
 
 
 @router.post("/turns", status_code=status.HTTP_201_CREATED, response_model=AssemblyOut)
 async def start_turn(
-    session_id: SessionId, body: TurnStart, service: TurnServiceDep
-) -> AssemblyOut:
+    request: Request,
+    session_id: SessionId,
+    body: TurnStart,
+    service: TurnServiceDep,
+    idempotency: IdempotencyDep,
+    idempotency_key: IdempotencyKey = None,
+) -> AssemblyOut | Response:
     """Start a turn with the user's message; returns the prompt for the first LLM call, or
     422 ``context_budget_exceeded`` (nothing stored) when it cannot fit."""
-    return await service.start_turn(session_id, body)
+    return await idempotency.run(
+        idempotency_key,
+        fingerprint=request_hash(request.method, request.url.path, body),
+        session_id=session_id,
+        status_code=status.HTTP_201_CREATED,
+        work=lambda: service.start_turn(session_id, body),
+    )
 
 
 @router.get("/turns/{turn_id}", response_model=TurnOut)
-async def get_turn(session_id: SessionId, turn_id: str, service: TurnServiceDep) -> TurnOut:
+async def get_turn(session_id: SessionId, turn_id: TurnId, service: TurnServiceDep) -> TurnOut:
     """One turn: its status, steps and answer."""
     return await service.get_turn(session_id, turn_id)
 
 
 @router.post("/turns/{turn_id}/steps", response_model=AssemblyOut)
 async def post_step(
-    session_id: SessionId, turn_id: str, body: StepRequest, service: TurnServiceDep
-) -> AssemblyOut:
+    request: Request,
+    session_id: SessionId,
+    turn_id: TurnId,
+    body: StepRequest,
+    service: TurnServiceDep,
+    idempotency: IdempotencyDep,
+    idempotency_key: IdempotencyKey = None,
+) -> AssemblyOut | Response:
     """Post the assistant's tool calls and their results; returns the next prompt."""
-    return await service.post_step(session_id, turn_id, body)
+    return await idempotency.run(
+        idempotency_key,
+        fingerprint=request_hash(request.method, request.url.path, body),
+        session_id=session_id,
+        status_code=status.HTTP_200_OK,
+        work=lambda: service.post_step(session_id, turn_id, body),
+    )
 
 
 @router.post("/turns/{turn_id}/complete", response_model=TurnOut)
 async def complete_turn(
-    session_id: SessionId, turn_id: str, body: CompleteRequest, service: TurnServiceDep
-) -> TurnOut:
+    request: Request,
+    session_id: SessionId,
+    turn_id: TurnId,
+    body: CompleteRequest,
+    service: TurnServiceDep,
+    idempotency: IdempotencyDep,
+    idempotency_key: IdempotencyKey = None,
+) -> TurnOut | Response:
     """Close the turn with the assistant's answer, as completed or failed."""
-    return await service.complete_turn(session_id, turn_id, body)
+    return await idempotency.run(
+        idempotency_key,
+        fingerprint=request_hash(request.method, request.url.path, body),
+        session_id=session_id,
+        status_code=status.HTTP_200_OK,
+        work=lambda: service.complete_turn(session_id, turn_id, body),
+    )
 
 
 @router.get("/messages", response_model=MessagePage)
 async def list_messages(
     session_id: SessionId,
     service: TurnServiceDep,
-    after_seq: Annotated[int, Query(ge=0)] = 0,
+    after_seq: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     state: MessageState | None = None,
 ) -> MessagePage:

@@ -11,12 +11,18 @@ from app.models import MessageRecord, MessageState, SummaryRecord, TurnRecord
 
 
 class TurnRepository:
-    def __init__(self, db: AsyncSession) -> None:
+    """One tenant's turns, messages and summaries: every query filters on the tenant, so
+    that a session id another tenant also uses never reaches that tenant's rows."""
+
+    def __init__(self, db: AsyncSession, *, tenant_id: str) -> None:
         self.db = db
+        self.tenant_id = tenant_id
 
     async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None:
         query = select(TurnRecord).where(
-            TurnRecord.id == turn_id, TurnRecord.session_id == session_id
+            TurnRecord.id == turn_id,
+            TurnRecord.tenant_id == self.tenant_id,
+            TurnRecord.session_id == session_id,
         )
         return (await self.db.execute(query)).scalar_one_or_none()
 
@@ -26,6 +32,7 @@ class TurnRepository:
         query = (
             select(MessageRecord)
             .where(
+                MessageRecord.tenant_id == self.tenant_id,
                 MessageRecord.session_id == session_id,
                 MessageRecord.state == MessageState.ACTIVE,
             )
@@ -36,7 +43,9 @@ class TurnRepository:
     async def latest_summary(self, session_id: str) -> SummaryRecord | None:
         query = (
             select(SummaryRecord)
-            .where(SummaryRecord.session_id == session_id)
+            .where(
+                SummaryRecord.tenant_id == self.tenant_id, SummaryRecord.session_id == session_id
+            )
             .order_by(SummaryRecord.id.desc())
             .limit(1)
         )
@@ -57,7 +66,11 @@ class TurnRepository:
             values["summary_id"] = summary_id
         await self.db.execute(
             update(MessageRecord)
-            .where(MessageRecord.session_id == session_id, MessageRecord.id.in_(message_ids))
+            .where(
+                MessageRecord.tenant_id == self.tenant_id,
+                MessageRecord.session_id == session_id,
+                MessageRecord.id.in_(message_ids),
+            )
             .values(**values)
             .execution_options(synchronize_session=False)
         )
@@ -67,7 +80,11 @@ class TurnRepository:
     ) -> Sequence[MessageRecord]:
         query = (
             select(MessageRecord)
-            .where(MessageRecord.session_id == session_id, MessageRecord.seq > after_seq)
+            .where(
+                MessageRecord.tenant_id == self.tenant_id,
+                MessageRecord.session_id == session_id,
+                MessageRecord.seq > after_seq,
+            )
             .order_by(MessageRecord.seq)
             .limit(limit)
         )
@@ -78,7 +95,9 @@ class TurnRepository:
     async def list_summaries(self, session_id: str, *, limit: int) -> Sequence[SummaryRecord]:
         query = (
             select(SummaryRecord)
-            .where(SummaryRecord.session_id == session_id)
+            .where(
+                SummaryRecord.tenant_id == self.tenant_id, SummaryRecord.session_id == session_id
+            )
             .order_by(SummaryRecord.id.desc())
             .limit(limit)
         )

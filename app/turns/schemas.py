@@ -5,7 +5,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.limits import shallow_json
+
 MAX_CONTENT_CHARS = 2_000_000
+MAX_CONTENT_PARTS = 256
 
 
 class _Input(BaseModel):
@@ -32,7 +35,10 @@ ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
 
 class UserMessage(_Input):
     role: Literal["user"] = "user"
-    content: str | list[ContentPart] = Field(max_length=MAX_CONTENT_CHARS)
+    content: (
+        Annotated[str, Field(max_length=MAX_CONTENT_CHARS)]
+        | Annotated[list[ContentPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS)]
+    )
     name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -44,6 +50,11 @@ class Usage(BaseModel):
     prompt_tokens: int | None = Field(default=None, ge=0)
     completion_tokens: int | None = Field(default=None, ge=0)
     total_tokens: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _extras_shallow(self) -> Usage:
+        shallow_json(self.model_extra)
+        return self
 
 
 PromptFormat = Literal["openai", "anthropic"]
@@ -73,7 +84,10 @@ class StepAssistant(_Input):
 
 class ToolResult(_Input):
     tool_call_id: str = Field(min_length=1, max_length=128)
-    content: str | list[TextPart] = Field(max_length=MAX_CONTENT_CHARS)
+    content: (
+        Annotated[str, Field(max_length=MAX_CONTENT_CHARS)]
+        | Annotated[list[TextPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS)]
+    )
 
 
 class StepRequest(_Input):

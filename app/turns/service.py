@@ -175,6 +175,7 @@ async def summarise_sources(
 def summary_record(
     summarised: _Summarised,
     *,
+    tenant_id: str,
     session_id: str,
     latest: SummaryRecord | None,
     turn_id: str | None,
@@ -185,6 +186,7 @@ def summary_record(
     """The row of a new summary: it covers the previous summary's range and its sources."""
     sources = summarised.sources
     return SummaryRecord(
+        tenant_id=tenant_id,
         session_id=session_id,
         turn_id=turn_id,
         turn_seq=turn_seq,
@@ -285,14 +287,18 @@ def _caps(session: SessionRecord) -> BlockCaps:
 
 
 class TurnService:
-    def __init__(self, db: AsyncSession, *, runtime: Runtime) -> None:
+    """One tenant's turns."""
+
+    def __init__(self, db: AsyncSession, *, tenant_id: str, runtime: Runtime) -> None:
         self.db = db
         self.runtime = runtime
         self.settings = runtime.settings
         self.metrics = runtime.metrics
-        self.sessions = SessionService(db, settings=runtime.settings, tokenizers=runtime.tokenizers)
-        self.session_rows = SessionRepository(db)
-        self.turns = TurnRepository(db)
+        self.sessions = SessionService(
+            db, tenant_id=tenant_id, settings=runtime.settings, tokenizers=runtime.tokenizers
+        )
+        self.session_rows = SessionRepository(db, tenant_id=tenant_id)
+        self.turns = TurnRepository(db, tenant_id=tenant_id)
         self.audit = AuditRepository(db)
         self.calibration = CalibrationService(
             db, settings=runtime.settings, tokenizers=runtime.tokenizers, metrics=runtime.metrics
@@ -324,6 +330,7 @@ class TurnService:
             )
         turn = TurnRecord(
             id=str(uuid.uuid4()),
+            tenant_id=session.tenant_id,
             session_id=session_id,
             seq=session.turn_count + 1,
             status=TurnStatus.OPEN,
@@ -473,6 +480,7 @@ class TurnService:
     ) -> MessageRecord:
         """A new message, not yet stored: ``offset`` places it after the session's last."""
         return MessageRecord(
+            tenant_id=session.tenant_id,
             session_id=session.id,
             turn_id=turn.id,
             seq=session.message_count + offset,
@@ -555,7 +563,9 @@ class TurnService:
         applied = [r for r in stored if latest is not None and r.seq <= latest.to_seq]
         stored = stored[len(applied) :]
         finished_jobs = (
-            await self.jobs.finished_unapplied(session.id) if self.background_summaries else []
+            await self.jobs.finished_unapplied(session.tenant_id, session.id)
+            if self.background_summaries
+            else []
         )
         self._count([*stored, *pending], counter)
         records = [*stored, *pending]
@@ -614,7 +624,9 @@ class TurnService:
             turns_since_summary=turn.seq - 1 - (latest.turn_seq if latest else 0),
         )
         pending_job = (
-            await self.jobs.pending_for_session(session.id) if self.background_summaries else None
+            await self.jobs.pending_for_session(session.tenant_id, session.id)
+            if self.background_summaries
+            else None
         )
         new_job: SummaryJobRecord | None = None
         if summary_plan.triggered and self._summary_can_wait(summary_plan.usage_before, budget):
@@ -622,6 +634,7 @@ class TurnService:
             # a later assembly picks up the summary.
             if pending_job is None:
                 new_job = SummaryJobRecord(
+                    tenant_id=session.tenant_id,
                     session_id=session.id,
                     turn_id=turn.id,
                     turn_seq=turn.seq,
@@ -774,6 +787,7 @@ class TurnService:
             sources = summarised.sources
             record = summary_record(
                 summarised,
+                tenant_id=session.tenant_id,
                 session_id=session.id,
                 latest=latest,
                 turn_id=turn.id,

@@ -1,7 +1,7 @@
 """indexes for the filtered audit list
 
 Revision ID: 0004_ops
-Revises: 0002_tokens
+Revises: 0003_trust
 Create Date: 2026-11-24 09:00:00
 
 Each filter of ``GET /v1/audit`` gets an index that yields rows in id order, so that a
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0004_ops"
-down_revision: str | None = "0002_tokens"
+down_revision: str | None = "0003_trust"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -34,7 +34,7 @@ FLAGS = (
 
 def upgrade() -> None:
     with op.batch_alter_table("turn_context_audit", schema=None) as batch_op:
-        batch_op.create_index("ix_turn_context_audit_tenant_id_id", ["tenant_id", "id"])
+        # (tenant_id, id) comes with 0003_trust: every read of the audit trail is one tenant's.
         batch_op.create_index("ix_turn_context_audit_model_alias_id", ["model_alias", "id"])
         batch_op.create_index("ix_turn_context_audit_turn_id", ["turn_id"])
         for flag in FLAGS:
@@ -52,4 +52,3 @@ def downgrade() -> None:
             batch_op.drop_index(f"ix_turn_context_audit_{flag}")
         batch_op.drop_index("ix_turn_context_audit_turn_id")
         batch_op.drop_index("ix_turn_context_audit_model_alias_id")
-        batch_op.drop_index("ix_turn_context_audit_tenant_id_id")

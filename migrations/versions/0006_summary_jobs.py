@@ -22,6 +22,7 @@ def upgrade() -> None:
     op.create_table(
         "summary_jobs",
         sa.Column("id", BigId, autoincrement=True, nullable=False),
+        sa.Column("tenant_id", sa.String(length=128), nullable=False),
         sa.Column("session_id", sa.String(length=128), nullable=False),
         sa.Column("turn_id", sa.String(length=64), nullable=True),
         sa.Column("turn_seq", sa.Integer(), nullable=False),
@@ -39,16 +40,18 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
-            ["session_id"],
-            ["sessions.id"],
-            name=op.f("fk_summary_jobs_session_id_sessions"),
+            ["tenant_id", "session_id"],
+            ["sessions.tenant_id", "sessions.id"],
+            name="fk_summary_jobs_session_sessions",
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_summary_jobs")),
     )
     with op.batch_alter_table("summary_jobs") as batch_op:
         batch_op.create_index("ix_summary_jobs_status_id", ["status", "id"], unique=False)
-        batch_op.create_index("ix_summary_jobs_session_id_id", ["session_id", "id"], unique=False)
+        batch_op.create_index(
+            "ix_summary_jobs_session_id_id", ["tenant_id", "session_id", "id"], unique=False
+        )
 
 
 def downgrade() -> None:

@@ -245,7 +245,10 @@ async def test_metrics_of_several_processes_add_up(sqlite_template: Path, tmp_pa
 
 
 def test_several_workers_get_a_shared_metrics_directory(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    # setenv first so that monkeypatch restores the variable's absence afterwards: the code
+    # under test sets it, and left set it would put every later app in multiprocess mode.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "")
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
 
     made = _share_metrics_between_workers()
 

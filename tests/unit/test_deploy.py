@@ -76,7 +76,8 @@ def test_prometheus_scrapes_contextds_metrics_endpoint() -> None:
     (job,) = config["scrape_configs"]
     assert job["metrics_path"] == "/metrics"
     assert job["static_configs"] == [{"targets": ["contextd:8080"]}]
-    assert "8080:8080" in compose["services"]["contextd"]["ports"]
+    # Published on the host's loopback only: the stack starts without API keys.
+    assert "127.0.0.1:8080:8080" in compose["services"]["contextd"]["ports"]
 
 
 def test_grafana_is_provisioned_with_the_datasource_and_the_dashboard() -> None:

@@ -1,0 +1,1 @@
+"""Tenants and API keys: who is calling, for which tenant, with which scopes."""

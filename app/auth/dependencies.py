@@ -1,0 +1,54 @@
+"""The caller of a request, and the scope each endpoint needs."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated
+
+from fastapi import Depends
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from app.auth.service import OPEN_CALLER, Caller, KeyService, Scope
+from app.db import DbSession
+from app.errors import ForbiddenScopeError, UnauthenticatedError
+from app.runtime import RuntimeDep
+
+_bearer = HTTPBearer(
+    auto_error=False,
+    description="An API key from `contextd keys create`: `Authorization: Bearer ctxd_…`.",
+)
+
+
+async def get_caller(
+    db: DbSession,
+    runtime: RuntimeDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Caller:
+    """The key's tenant and scopes; with no key in the database (and a bind that allows it),
+    the open caller. A key that is sent is always checked, open or not."""
+    keys = KeyService(db)
+    if credentials is not None:
+        caller = await keys.authenticate(credentials.credentials)
+        if caller is None:
+            raise UnauthenticatedError("the API key is unknown or revoked")
+        return caller
+    settings = runtime.settings
+    may_run_open = settings.binds_loopback or settings.allow_unauthenticated
+    if may_run_open and not await keys.any_active():
+        return OPEN_CALLER
+    raise UnauthenticatedError("send an API key: `Authorization: Bearer ctxd_…`")
+
+
+def require(scope: Scope) -> Callable[[Caller], Awaitable[Caller]]:
+    async def caller_with_scope(caller: Annotated[Caller, Depends(get_caller)]) -> Caller:
+        if scope not in caller.scopes:
+            raise ForbiddenScopeError(f"this API key lacks the {scope!s} scope")
+        return caller
+
+    return caller_with_scope
+
+
+AgentCaller = Annotated[Caller, Depends(require(Scope.AGENT))]
+"""Sessions, turns, messages and summaries."""
+OpsCaller = Annotated[Caller, Depends(require(Scope.OPS))]
+"""The audit trail and metrics."""

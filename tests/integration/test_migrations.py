@@ -1,0 +1,68 @@
+"""Upgrading a database that already holds conversations keeps every one of them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from alembic import command
+from sqlalchemy import Connection, text
+
+from app.db import alembic_config, create_engine, migrate
+from tests.conftest import RunningApp
+from tests.support import start_turn, stored_messages
+
+
+def _upgrade_to_initial_schema_with_a_conversation(connection: Connection) -> None:
+    command.upgrade(alembic_config(connection), "0001")
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    connection.execute(
+        text(
+            "INSERT INTO sessions (id, tenant_id, model, metadata, turn_count, message_count, "
+            "created_at, updated_at) VALUES ('old', 'default', 'gpt-4o', '{}', 1, 2, :now, :now)"
+        ),
+        {"now": now},
+    )
+    connection.execute(
+        text(
+            "INSERT INTO turns (id, session_id, seq, status, steps, started_at) "
+            "VALUES ('t1', 'old', 1, 'completed', 0, :now)"
+        ),
+        {"now": now},
+    )
+    for seq, role, content in ((1, "user", '"Hello"'), (2, "assistant", '"Hi there"')):
+        connection.execute(
+            text(
+                "INSERT INTO messages (session_id, turn_id, seq, turn_seq, step, role, content, "
+                "token_count, token_encoding, state, created_at) VALUES ('old', 't1', :seq, 1, "
+                "0, :role, :content, 8, 'tiktoken:o200k_base', 'active', :now)"
+            ),
+            {"seq": seq, "role": role, "content": content, "now": now},
+        )
+
+
+async def test_upgrading_keeps_existing_conversations_as_the_default_tenants(
+    empty_database_url: str,
+) -> None:
+    engine = create_engine(empty_database_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(_upgrade_to_initial_schema_with_a_conversation)
+        await migrate(engine)
+    finally:
+        await engine.dispose()
+    running = RunningApp(empty_database_url)
+    try:
+        _, client = await running.start()
+
+        session = (await client.get("/v1/sessions/old")).json()
+        turn = await start_turn(client, "old", "Still there?")
+
+        assert session["tenant_id"] == "default"
+        assert [m["content"] for m in turn["messages"][-3:]] == [
+            "Hello",
+            "Hi there",
+            "Still there?",
+        ]
+        assert len(await stored_messages(client, "old")) == 3
+    finally:
+        await running.stop_all()
