@@ -214,7 +214,11 @@ class AuditRepository:
         Latency percentiles come from Postgres' ``percentile_cont``; on SQLite, which has
         none, from the same interpolation over the session's latencies."""
         accepted = ~AuditRecord.overflow_rejected
-        tokens = AuditRecord.estimated_input_tokens_after_prune
+        # What the prompt handed out cost (after block caps too); rows written before that
+        # column existed only have the after-prune figure.
+        tokens = func.coalesce(
+            AuditRecord.estimated_input_tokens, AuditRecord.estimated_input_tokens_after_prune
+        )
         columns: list[Any] = [
             func.count().label("assemblies"),
             func.count(AuditRecord.turn_seq.distinct()).label("turns"),

@@ -105,3 +105,16 @@ async def test_block_caps_are_validated(client: httpx.AsyncClient) -> None:
     assert response.status_code == 422
     locations = {e["location"] for e in response.json()["error"]["details"]["errors"]}
     assert {"body.block_caps.memory", "body.block_caps.colour"} <= locations
+
+
+async def test_rollup_reports_what_capped_prompts_cost(client: httpx.AsyncClient) -> None:
+    session = await create_session(client, block_caps={"history": 200})
+    for number in range(5):
+        prompt = await start_turn(client, session["id"], f"Question {number}")
+        await complete_turn(client, session["id"], prompt["turn_id"], words(150, number))
+
+    rollup = (await client.get("/v1/audit/rollup", params={"session_id": session["id"]})).json()
+    rows = await audit_rows(client, session["id"])
+
+    assert rollup["prompt_tokens"]["max"] == max(r["estimated_input_tokens"] for r in rows)
+    assert any(r["estimated_input_tokens"] < r["estimated_input_tokens_after_prune"] for r in rows)
