@@ -14,7 +14,7 @@ from alembic.script import ScriptDirectory
 from fastapi import Depends, Request
 from sqlalchemy import Connection, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -33,11 +33,9 @@ def create_engine(database_url: str, *, connect_timeout: float = 10.0) -> AsyncE
     """An async engine; SQLite gets the settings that make it a safe embedded store."""
     url = make_url(database_url)
     if url.get_backend_name() != "sqlite":
-        # pre-ping: a connection the database dropped (restart, network) is replaced on
-        # checkout, so that service resumes by itself when the database is back.
-        return create_async_engine(
-            url, pool_pre_ping=True, connect_args={"timeout": connect_timeout}
-        )
+        engine = create_async_engine(url, connect_args={"timeout": connect_timeout})
+        event.listen(engine.sync_engine, "checkout", _replace_if_closed)
+        return engine
 
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
@@ -60,6 +58,21 @@ def create_engine(database_url: str, *, connect_timeout: float = 10.0) -> AsyncE
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def _replace_if_closed(_dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+    """A pooled connection the database closed (restart, failover, idle timeout) is replaced
+    on checkout, so that service resumes by itself when the database is back.
+
+    asyncpg sees the server close its socket, so asking it costs nothing; SQLAlchemy's
+    ``pool_pre_ping`` instead spends three round trips (BEGIN, a ping, ROLLBACK) on every
+    request. A connection that died silently (no FIN, a network partition) fails its first
+    statement instead: that request is a 503 with Retry-After, and the disconnect invalidates
+    the pool, so the retry gets a fresh connection."""
+    driver = record.driver_connection
+    is_closed = getattr(driver, "is_closed", None)
+    if is_closed is not None and is_closed():
+        raise DisconnectionError("the database closed this pooled connection")
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
