@@ -188,15 +188,26 @@ def chat_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
-def prompt_fingerprint(system: ChatMessage | None, message_ids: Sequence[int]) -> list[str]:
+def prompt_fingerprint(system: ChatMessage | None, message_seqs: Sequence[int]) -> list[str]:
     """A compact identity of a prompt, message by message: stored messages never change, so
-    their ids stand for them; the system message is hashed."""
+    their place in the session (``seq``) stands for them; the system message is hashed.
+
+    Seqs rather than row ids: they are known before the new messages are written, so the
+    fingerprint goes out with the same write as the rest of the session's changes."""
     fingerprint = []
     if system is not None:
         digest = hashlib.sha256(str(system["content"]).encode()).hexdigest()[:16]
         fingerprint.append(f"s:{digest}")
-    fingerprint.extend(f"m:{message_id}" for message_id in message_ids)
+    fingerprint.extend(f"q:{seq}" for seq in message_seqs)
     return fingerprint
+
+
+def comparable_fingerprint(stored: Sequence[str] | None) -> Sequence[str] | None:
+    """A stored fingerprint, or None if there is none to compare with: earlier releases
+    named messages by row id ("m:…"), which a new fingerprint cannot be compared with."""
+    if stored is None or any(item.startswith("m:") for item in stored):
+        return None
+    return stored
 
 
 def first_difference(previous: Sequence[str], current: Sequence[str]) -> int | None:

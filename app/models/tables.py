@@ -14,7 +14,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.base import Base, BigId, utcnow
 
@@ -128,6 +128,9 @@ class MessageRecord(Base):
     tool_call_id: Mapped[str | None] = mapped_column(String(128))
     #: For a tool result: the seq of the assistant message whose call it answers.
     answers_seq: Mapped[int | None]
+    #: Never loaded (``turn_id`` is what the code reads): it is here so that one flush
+    #: writes a new turn before the messages that reference it.
+    turn: Mapped[TurnRecord] = relationship(lazy="raise")
     #: Prompt tokens of this message (overhead included), counted once at write time.
     token_count: Mapped[int]
     #: The estimator that made ``token_count``; a different one means a recount.

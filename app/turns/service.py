@@ -27,6 +27,7 @@ from app.budget.assembly import (
     ChatMessage,
     ContextBlocks,
     chat_message,
+    comparable_fingerprint,
     first_difference,
     fixed_cost,
     prompt_fingerprint,
@@ -762,16 +763,29 @@ class TurnService:
             )
 
         # Accepted: write the turn, the new messages, the summary and the state changes.
+        messages: list[ChatMessage] = []
+        head = system_message(blocks)
+        if head is not None:
+            messages.append(head)
+        fingerprint = prompt_fingerprint(head, [m.seq for m in final])
+        previous_fingerprint = comparable_fingerprint(session.prompt_fingerprint)
+        changed_at = (
+            first_difference(previous_fingerprint, fingerprint)
+            if previous_fingerprint is not None
+            else None
+        )
+        session.prompt_fingerprint = fingerprint
         if new_turn:
             self.db.add(turn)
             session.turn_count = turn.seq
-            await self.db.flush()  # the turn row before the messages that reference it
         turn.steps = step
         if usage is not None:
             turn.usage = usage.model_dump(mode="json", exclude_none=True)
         self.db.add_all(pending)
         session.message_count += len(pending)
         session.updated_at = utcnow()
+        # One flush: the session's update, the turn and the new messages (the unit of work
+        # orders the inserts by their foreign keys); the messages' ids come back with it.
         await self.db.flush()
 
         summarised_ids: list[int] = []
@@ -817,16 +831,10 @@ class TurnService:
         if prune_plan.pruned:
             self.metrics.prune_count.inc()
 
-        messages: list[ChatMessage] = []
-        head = system_message(blocks)
-        if head is not None:
-            messages.append(head)
         messages.extend(to_chat(by_seq[m.seq]) for m in final)
         kept_ids = [by_seq[m.seq].id for m in final]
 
-        fingerprint = prompt_fingerprint(head, kept_ids)
-        if session.prompt_fingerprint is not None:
-            changed_at = first_difference(session.prompt_fingerprint, fingerprint)
+        if previous_fingerprint is not None:
             audit.prefix_kept = changed_at is None
             audit.first_changed_index = changed_at
             if changed_at is not None:
@@ -839,7 +847,6 @@ class TurnService:
                     if over_cap
                     else "session_edit"
                 )
-        session.prompt_fingerprint = fingerprint
         self.metrics.prompt_prefix.labels(
             {True: "kept", False: "changed", None: "first"}[audit.prefix_kept]
         ).inc()
