@@ -20,6 +20,7 @@ from app.audit.telemetry import watch_audit_rows
 from app.auth.dependencies import require
 from app.auth.service import Scope, check_open_mode
 from app.budget.tokens import TokenizerRegistry
+from app.caches import TTLCache
 from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
 from app.errors import (
@@ -105,6 +106,7 @@ def create_app(
         tokenizers=tokenizers,
         summarizer=summarizer or _summarizer(settings, metrics),
         metrics=metrics,
+        calibrations=TTLCache(settings.calibration_cache_seconds),
     )
 
     @asynccontextmanager

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from app.budget.tokens import TokenizerRegistry
+from app.caches import SummaryCache, TTLCache
 from app.metrics import Metrics
 from app.settings import Settings
 from app.summarize import Summarizer
@@ -19,6 +20,10 @@ class Runtime:
     tokenizers: TokenizerRegistry
     summarizer: Summarizer
     metrics: Metrics
+    #: Parsed summaries by id (they never change once written).
+    summaries: SummaryCache = field(default_factory=SummaryCache)
+    #: Calibration ratios by (tenant, model key, estimator), for ``calibration_cache_seconds``.
+    calibrations: TTLCache[tuple[str, str, str], float] = field(default_factory=lambda: TTLCache(0))
 
 
 def get_runtime(request: Request) -> Runtime:

@@ -175,6 +175,16 @@ class Settings(BaseSettings):
     calibration_min_prompt_tokens: int = Field(
         default=100, ge=1, description="Usage reports for smaller prompts are not learnt from."
     )
+    calibration_cache_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=60,
+        description=(
+            "How long a worker reuses a calibration ratio it read instead of reading it again "
+            "on every assembly (0: read every time). A ratio learnt in another worker process "
+            "takes effect here within this time; one learnt here, at once."
+        ),
+    )
     tiktoken_cache_dir: Path | None = Field(
         default=None,
         validation_alias="TIKTOKEN_CACHE_DIR",

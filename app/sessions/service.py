@@ -96,6 +96,10 @@ def session_budget(
     )
 
 
+def session_not_found(session_id: str) -> NotFoundError:
+    return NotFoundError("session_not_found", f"no session {session_id!r}")
+
+
 class SessionService:
     """One tenant's sessions."""
 
@@ -157,7 +161,7 @@ class SessionService:
     async def require(self, session_id: str, *, lock: bool = False) -> SessionRecord:
         record = await self.sessions.get(session_id, lock=lock)
         if record is None:
-            raise NotFoundError("session_not_found", f"no session {session_id!r}")
+            raise session_not_found(session_id)
         return record
 
     async def get(self, session_id: str) -> SessionOut:

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.audit.repository import AuditRepository
 from app.budget.calibration import CalibrationState, applied_ratio, observe
 from app.budget.tokens import ModelSpec, TokenCounter, TokenizerRegistry
+from app.caches import TTLCache
 from app.metrics import Metrics
 from app.models import CalibrationRecord, SessionRecord, TurnRecord
 from app.models.base import utcnow
@@ -69,10 +70,12 @@ class CalibrationService:
         settings: Settings,
         tokenizers: TokenizerRegistry,
         metrics: Metrics | None = None,
+        cache: TTLCache[tuple[str, str, str], float] | None = None,
     ) -> None:
         self.settings = settings
         self.tokenizers = tokenizers
         self.metrics = metrics
+        self.cache = cache
         self.calibrations = CalibrationRepository(db)
         self.audit = AuditRepository(db)
 
@@ -95,8 +98,16 @@ class CalibrationService:
 
     async def apply(self, tenant_id: str, resolved: SessionBudget) -> SessionBudget:
         """A session's budget with the calibration in force applied."""
-        calibration = await self.calibration(tenant_id, resolved.spec, resolved.counter)
-        return resolved.calibrated(calibration.ratio)
+        if not self.settings.calibration:
+            return resolved.calibrated(1.0)
+        key = (tenant_id, resolved.spec.calibration_key, resolved.counter.name)
+        ratio = self.cache.get(key) if self.cache is not None else None
+        if ratio is None:
+            calibration = await self.calibration(tenant_id, resolved.spec, resolved.counter)
+            ratio = calibration.ratio
+            if self.cache is not None:
+                self.cache.put(key, ratio)
+        return resolved.calibrated(ratio)
 
     async def learn(
         self, session: SessionRecord, turn: TurnRecord, *, step: int, usage: Usage | None
@@ -128,5 +139,7 @@ class CalibrationService:
         record.last_provider_tokens = usage.prompt_tokens
         record.last_estimated_tokens = assembly.estimated_input_tokens_after_prune
         record.updated_at = utcnow()
+        if self.cache is not None:
+            self.cache.discard((session.tenant_id, spec.calibration_key, assembly.estimator))
         if self.metrics is not None:
             self.metrics.calibration_observations.labels(observation.verdict).inc()

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import MessageRecord, MessageState, SummaryRecord, TurnRecord
+
+
+@dataclass(frozen=True)
+class SummaryHead:
+    """What an assembly reads of a session's latest summary on every turn; its content is
+    read once per process (summaries never change once written, see ``SummaryCache``)."""
+
+    id: int
+    turn_seq: int
+    from_message_id: int | None
+    from_seq: int
+    to_seq: int
 
 
 class TurnRepository:
@@ -48,6 +61,30 @@ class TurnRepository:
             )
             .order_by(SummaryRecord.id.desc())
             .limit(1)
+        )
+        return (await self.db.execute(query)).scalar_one_or_none()
+
+    async def latest_summary_head(self, session_id: str) -> SummaryHead | None:
+        query = (
+            select(
+                SummaryRecord.id,
+                SummaryRecord.turn_seq,
+                SummaryRecord.from_message_id,
+                SummaryRecord.from_seq,
+                SummaryRecord.to_seq,
+            )
+            .where(
+                SummaryRecord.tenant_id == self.tenant_id, SummaryRecord.session_id == session_id
+            )
+            .order_by(SummaryRecord.id.desc())
+            .limit(1)
+        )
+        row = (await self.db.execute(query)).one_or_none()
+        return SummaryHead(*row) if row is not None else None
+
+    async def summary(self, summary_id: int) -> SummaryRecord | None:
+        query = select(SummaryRecord).where(
+            SummaryRecord.tenant_id == self.tenant_id, SummaryRecord.id == summary_id
         )
         return (await self.db.execute(query)).scalar_one_or_none()
 

@@ -71,7 +71,7 @@ from app.sessions.service import SessionBudget, SessionService, session_budget
 from app.summarize import SourceMessage, SummaryRequest
 from app.summary_jobs.repository import SummaryJobRepository
 from app.tokens.calibration import CalibrationService
-from app.turns.repository import TurnRepository
+from app.turns.repository import SummaryHead, TurnRepository
 from app.turns.schemas import (
     Actions,
     AssemblyOut,
@@ -178,7 +178,7 @@ def summary_record(
     *,
     tenant_id: str,
     session_id: str,
-    latest: SummaryRecord | None,
+    latest: SummaryRecord | SummaryHead | None,
     turn_id: str | None,
     turn_seq: int,
     encoding: str,
@@ -302,7 +302,11 @@ class TurnService:
         self.turns = TurnRepository(db, tenant_id=tenant_id)
         self.audit = AuditRepository(db)
         self.calibration = CalibrationService(
-            db, settings=runtime.settings, tokenizers=runtime.tokenizers, metrics=runtime.metrics
+            db,
+            settings=runtime.settings,
+            tokenizers=runtime.tokenizers,
+            metrics=runtime.metrics,
+            cache=runtime.calibrations,
         )
         self.jobs = SummaryJobRepository(db)
         self.background_summaries = runtime.settings.summarizes_in_background
@@ -321,6 +325,8 @@ class TurnService:
         """Start a turn with a user message and return the prompt for its first LLM call."""
         started = time.perf_counter()
         session = await self.sessions.require(session_id, lock=True)
+        # A query of its own, after the lock: one statement's snapshot predates its wait for
+        # the lock, so it would miss a turn the previous holder just opened.
         open_turn = await self.session_rows.open_turn(session_id)
         if open_turn is not None:
             raise ConflictError(
@@ -528,6 +534,17 @@ class TurnService:
             anchor_message_ids=anchors,
         )
 
+    async def _summary_content(self, head: SummaryHead) -> SummaryContent:
+        """A summary's content, parsed once per process: summaries never change."""
+        content = self.runtime.summaries.get(head.id)
+        if content is None:
+            record = await self.turns.summary(head.id)
+            if record is None:  # erased between the two reads: the session lock forbids it
+                raise NotFoundError("summary_not_found", f"summary {head.id} is gone")
+            content = summary_content(record)
+            self.runtime.summaries.put(head.id, content)
+        return content
+
     async def _summarise(
         self,
         *,
@@ -558,8 +575,8 @@ class TurnService:
         budget, counter = resolved.budget, resolved.counter
 
         stored = list(await self.turns.active_messages(session.id))
-        latest = await self.turns.latest_summary(session.id)
-        previous = summary_content(latest) if latest else None
+        latest = await self.turns.latest_summary_head(session.id)
+        previous = await self._summary_content(latest) if latest else None
         # A summary job finished since the last assembly: what it covers leaves the prompt now.
         applied = [r for r in stored if latest is not None and r.seq <= latest.to_seq]
         stored = stored[len(applied) :]
@@ -811,6 +828,7 @@ class TurnService:
             )
             self.db.add(record)
             await self.db.flush()
+            self.runtime.summaries.put(record.id, summarised.content)
             summarised_ids += [m.id for m in sources]
             if pending_job is not None:
                 # Made here because this prompt could not wait: the job's result is moot.
