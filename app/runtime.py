@@ -26,7 +26,9 @@ class Runtime:
     calibrations: TTLCache[tuple[str, str, str], float] = field(default_factory=lambda: TTLCache(0))
 
 
-def get_runtime(request: Request) -> Runtime:
+async def get_runtime(request: Request) -> Runtime:
+    # Dependencies are ``async def`` throughout: FastAPI runs a plain ``def`` dependency in a
+    # worker thread, a hop that costs more than the work it does.
     runtime: Runtime = request.app.state.runtime
     return runtime
 

@@ -16,7 +16,7 @@ MAX_ID = 2**63 - 1
 router = APIRouter(prefix="/v1/audit", tags=["audit"], responses=ERROR_RESPONSES)
 
 
-def get_audit_service(db: DbSession, caller: OpsCaller) -> AuditService:
+async def get_audit_service(db: DbSession, caller: OpsCaller) -> AuditService:
     return AuditService(db, tenant_id=caller.tenant_id)
 
 

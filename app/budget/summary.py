@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -23,11 +24,28 @@ class SummaryContent:
 
     def anchor_message_ids(self) -> frozenset[int]:
         """Messages that pruning must keep: what the facts, decisions and questions cite."""
+        return self._anchors
+
+    # Worked out once per summary: a summary's content is read from a per-process cache, so
+    # the same object serves every assembly until the next summary.
+    @cached_property
+    def _anchors(self) -> frozenset[int]:
         return frozenset(
             message_id
             for item in (*self.key_facts, *self.decisions, *self.open_questions)
             for message_id in item.source_message_ids
         )
+
+    @cached_property
+    def rendered(self) -> str:
+        """The summary as one stable block of text (same content, same bytes)."""
+        lines = [self.summary_text.strip()] if self.summary_text.strip() else []
+        for name, title in SECTION_TITLES.items():
+            items: tuple[SummaryItem, ...] = getattr(self, name)
+            if items:
+                lines.append(f"{title}:")
+                lines.extend(f"- {item.text}" for item in items)
+        return "\n".join(lines)
 
 
 SECTION_TITLES = {
@@ -50,10 +68,4 @@ def has_lines(content: SummaryContent) -> bool:
 
 def render_summary(content: SummaryContent) -> str:
     """The summary as one stable block of text (same content, same bytes)."""
-    lines = [content.summary_text.strip()] if content.summary_text.strip() else []
-    for name, title in SECTION_TITLES.items():
-        items: tuple[SummaryItem, ...] = getattr(content, name)
-        if items:
-            lines.append(f"{title}:")
-            lines.extend(f"- {item.text}" for item in items)
-    return "\n".join(lines)
+    return content.rendered

@@ -20,7 +20,7 @@ router = APIRouter(
 )
 
 
-def get_context_service(runtime: RuntimeDep) -> ContextService:
+async def get_context_service(runtime: RuntimeDep) -> ContextService:
     return ContextService(runtime=runtime)
 
 

@@ -25,7 +25,9 @@ IdempotencyKey = Annotated[
 ]
 
 
-def get_idempotency(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> IdempotencyService:
+async def get_idempotency(
+    db: DbSession, runtime: RuntimeDep, caller: AgentCaller
+) -> IdempotencyService:
     return IdempotencyService(
         db, tenant_id=caller.tenant_id, ttl_seconds=runtime.settings.idempotency_ttl_seconds
     )

@@ -24,7 +24,9 @@ router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=ERROR_RES
 SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
 
 
-def get_session_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> SessionService:
+async def get_session_service(
+    db: DbSession, runtime: RuntimeDep, caller: AgentCaller
+) -> SessionService:
     return SessionService(
         db,
         tenant_id=caller.tenant_id,

@@ -17,7 +17,9 @@ router = APIRouter(
 )
 
 
-def get_job_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> SummaryJobService:
+async def get_job_service(
+    db: DbSession, runtime: RuntimeDep, caller: AgentCaller
+) -> SummaryJobService:
     return SummaryJobService(db, tenant_id=caller.tenant_id, runtime=runtime)
 
 

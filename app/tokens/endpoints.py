@@ -14,7 +14,9 @@ from app.tokens.service import TokenService
 router = APIRouter(prefix="/v1", tags=["tokens"], responses=ERROR_RESPONSES)
 
 
-def get_token_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> TokenService:
+async def get_token_service(
+    db: DbSession, runtime: RuntimeDep, caller: AgentCaller
+) -> TokenService:
     return TokenService(
         db, tenant_id=caller.tenant_id, settings=runtime.settings, tokenizers=runtime.tokenizers
     )

@@ -26,7 +26,7 @@ from app.turns.service import TurnService
 router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["turns"], responses=ERROR_RESPONSES)
 
 
-def get_turn_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> TurnService:
+async def get_turn_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> TurnService:
     return TurnService(db, tenant_id=caller.tenant_id, runtime=runtime)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
+from sqlalchemy import Select, literal, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import MessageRecord, MessageState, SummaryRecord, TurnRecord
+from app.models import MessageRecord, MessageState, SummaryRecord, TurnRecord, TurnStatus
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,44 @@ class TurnRepository:
         )
         return (await self.db.execute(query)).scalar_one_or_none()
 
+    async def open_turn_and_latest_summary(
+        self, session_id: str
+    ) -> tuple[str | None, SummaryHead | None]:
+        """The id of the session's open turn, if any, and its latest summary's head, if any:
+        what a turn start reads besides the messages, in one round trip.
+
+        Run it after the session lock, never within the locking statement: a statement's
+        snapshot predates its wait for the lock, so it would miss a turn just opened."""
+        open_turn = (
+            select(TurnRecord.id)
+            .where(
+                TurnRecord.tenant_id == self.tenant_id,
+                TurnRecord.session_id == session_id,
+                TurnRecord.status == TurnStatus.OPEN,
+            )
+            .limit(1)
+            .scalar_subquery()
+        )
+        head = self._latest_summary_head(session_id).subquery()
+        # One row whatever there is: a constant row, the summary head joined to it if any.
+        one = select(literal(1).label("one")).subquery()
+        query = select(
+            open_turn,
+            head.c.id,
+            head.c.turn_seq,
+            head.c.from_message_id,
+            head.c.from_seq,
+            head.c.to_seq,
+        ).select_from(one.outerjoin(head, true()))
+        row = (await self.db.execute(query)).one()
+        return row[0], SummaryHead(*row[1:]) if row[1] is not None else None
+
     async def latest_summary_head(self, session_id: str) -> SummaryHead | None:
-        query = (
+        row = (await self.db.execute(self._latest_summary_head(session_id))).one_or_none()
+        return SummaryHead(*row) if row is not None else None
+
+    def _latest_summary_head(self, session_id: str) -> Select[int, int, int | None, int, int]:
+        return (
             select(
                 SummaryRecord.id,
                 SummaryRecord.turn_seq,
@@ -79,8 +115,6 @@ class TurnRepository:
             .order_by(SummaryRecord.id.desc())
             .limit(1)
         )
-        row = (await self.db.execute(query)).one_or_none()
-        return SummaryHead(*row) if row is not None else None
 
     async def summary(self, summary_id: int) -> SummaryRecord | None:
         query = select(SummaryRecord).where(

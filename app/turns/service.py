@@ -325,15 +325,13 @@ class TurnService:
         """Start a turn with a user message and return the prompt for its first LLM call."""
         started = time.perf_counter()
         session = await self.sessions.require(session_id, lock=True)
-        # A query of its own, after the lock: one statement's snapshot predates its wait for
-        # the lock, so it would miss a turn the previous holder just opened.
-        open_turn = await self.session_rows.open_turn(session_id)
-        if open_turn is not None:
+        open_turn_id, latest = await self.turns.open_turn_and_latest_summary(session_id)
+        if open_turn_id is not None:
             raise ConflictError(
                 "turn_in_progress",
-                f"turn {open_turn.id} is still open: complete it (status completed or failed) "
+                f"turn {open_turn_id} is still open: complete it (status completed or failed) "
                 "before starting another",
-                details={"turn_id": open_turn.id},
+                details={"turn_id": open_turn_id},
             )
         turn = TurnRecord(
             id=str(uuid.uuid4()),
@@ -354,7 +352,14 @@ class TurnService:
             name=body.message.name,
         )
         assembly = await self._assemble(
-            session, turn, step=0, pending=[user], new_turn=True, usage=None, started=started
+            session,
+            turn,
+            step=0,
+            pending=[user],
+            new_turn=True,
+            usage=None,
+            latest=latest,
+            started=started,
         )
         return _in_format(assembly, body.format)
 
@@ -392,6 +397,7 @@ class TurnService:
         assembly = await self._assemble(
             session,
             turn,
+            latest=await self.turns.latest_summary_head(session_id),
             step=step,
             pending=[assistant, *results],
             new_turn=False,
@@ -565,8 +571,11 @@ class TurnService:
         pending: list[MessageRecord],
         new_turn: bool,
         usage: Usage | None,
+        latest: SummaryHead | None,
         started: float,
     ) -> AssemblyOut:
+        """The prompt for ``step`` of ``turn``; ``latest`` is the session's latest summary,
+        read after the session lock."""
         settings = self.settings.budget_settings()
         resolved = session_budget(
             session, settings=self.settings, tokenizers=self.runtime.tokenizers
@@ -575,7 +584,6 @@ class TurnService:
         budget, counter = resolved.budget, resolved.counter
 
         stored = list(await self.turns.active_messages(session.id))
-        latest = await self.turns.latest_summary_head(session.id)
         previous = await self._summary_content(latest) if latest else None
         # A summary job finished since the last assembly: what it covers leaves the prompt now.
         applied = [r for r in stored if latest is not None and r.seq <= latest.to_seq]
