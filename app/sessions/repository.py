@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import SessionRecord, TurnRecord, TurnStatus
+
+# Built once: making a statement and its cache key costs more than running it on an index.
+_SESSION = select(SessionRecord).where(
+    SessionRecord.tenant_id == bindparam("tenant_id"), SessionRecord.id == bindparam("session_id")
+)
+_LOCKED_SESSION = _SESSION.with_for_update()
 
 
 class SessionRepository:
@@ -19,12 +25,9 @@ class SessionRepository:
         """A session; with ``lock``, the row stays locked until the request ends, so that
         concurrent calls on one session run one after the other (Postgres; SQLite takes its
         database lock at the start of every transaction)."""
-        query = select(SessionRecord).where(
-            SessionRecord.tenant_id == self.tenant_id, SessionRecord.id == session_id
-        )
-        if lock:
-            query = query.with_for_update()
-        return (await self.db.execute(query)).scalar_one_or_none()
+        query = _LOCKED_SESSION if lock else _SESSION
+        params = {"tenant_id": self.tenant_id, "session_id": session_id}
+        return (await self.db.execute(query, params)).scalar_one_or_none()
 
     def add(self, record: SessionRecord) -> None:
         self.db.add(record)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Select, literal, select, true, update
+from sqlalchemy import Select, bindparam, literal, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import MessageRecord, MessageState, SummaryRecord, TurnRecord, TurnStatus
@@ -23,6 +23,66 @@ class SummaryHead:
     to_seq: int
 
 
+# The statements of every assembly, built once: making a statement and its cache key costs
+# more than running it on an index.
+_TURN = select(TurnRecord).where(
+    TurnRecord.id == bindparam("turn_id"),
+    TurnRecord.tenant_id == bindparam("tenant_id"),
+    TurnRecord.session_id == bindparam("session_id"),
+)
+_ACTIVE_MESSAGES = (
+    select(MessageRecord)
+    .where(
+        MessageRecord.tenant_id == bindparam("tenant_id"),
+        MessageRecord.session_id == bindparam("session_id"),
+        MessageRecord.state == MessageState.ACTIVE,
+    )
+    .order_by(MessageRecord.seq)
+)
+_LATEST_SUMMARY_HEAD = (
+    select(
+        SummaryRecord.id,
+        SummaryRecord.turn_seq,
+        SummaryRecord.from_message_id,
+        SummaryRecord.from_seq,
+        SummaryRecord.to_seq,
+    )
+    .where(
+        SummaryRecord.tenant_id == bindparam("tenant_id"),
+        SummaryRecord.session_id == bindparam("session_id"),
+    )
+    .order_by(SummaryRecord.id.desc())
+    .limit(1)
+)
+_OPEN_TURN_ID = (
+    select(TurnRecord.id)
+    .where(
+        TurnRecord.tenant_id == bindparam("tenant_id"),
+        TurnRecord.session_id == bindparam("session_id"),
+        TurnRecord.status == TurnStatus.OPEN,
+    )
+    .limit(1)
+    .scalar_subquery()
+)
+
+
+def _open_turn_and_latest_summary() -> Select[str | None, int, int, int | None, int, int]:
+    head = _LATEST_SUMMARY_HEAD.subquery()
+    # One row whatever there is: a constant row, the summary head joined to it if any.
+    one = select(literal(1).label("one")).subquery()
+    return select(
+        _OPEN_TURN_ID,
+        head.c.id,
+        head.c.turn_seq,
+        head.c.from_message_id,
+        head.c.from_seq,
+        head.c.to_seq,
+    ).select_from(one.outerjoin(head, true()))
+
+
+_OPEN_TURN_AND_LATEST_SUMMARY = _open_turn_and_latest_summary()
+
+
 class TurnRepository:
     """One tenant's turns, messages and summaries: every query filters on the tenant, so
     that a session id another tenant also uses never reaches that tenant's rows."""
@@ -31,27 +91,17 @@ class TurnRepository:
         self.db = db
         self.tenant_id = tenant_id
 
+    def _params(self, session_id: str) -> dict[str, str]:
+        return {"tenant_id": self.tenant_id, "session_id": session_id}
+
     async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None:
-        query = select(TurnRecord).where(
-            TurnRecord.id == turn_id,
-            TurnRecord.tenant_id == self.tenant_id,
-            TurnRecord.session_id == session_id,
-        )
-        return (await self.db.execute(query)).scalar_one_or_none()
+        params = {**self._params(session_id), "turn_id": turn_id}
+        return (await self.db.execute(_TURN, params)).scalar_one_or_none()
 
     async def active_messages(self, session_id: str) -> Sequence[MessageRecord]:
         """The prompt's raw conversation: active messages in order (one index range scan;
         summarised and pruned history is never read)."""
-        query = (
-            select(MessageRecord)
-            .where(
-                MessageRecord.tenant_id == self.tenant_id,
-                MessageRecord.session_id == session_id,
-                MessageRecord.state == MessageState.ACTIVE,
-            )
-            .order_by(MessageRecord.seq)
-        )
-        return (await self.db.execute(query)).scalars().all()
+        return (await self.db.execute(_ACTIVE_MESSAGES, self._params(session_id))).scalars().all()
 
     async def latest_summary(self, session_id: str) -> SummaryRecord | None:
         query = (
@@ -72,49 +122,14 @@ class TurnRepository:
 
         Run it after the session lock, never within the locking statement: a statement's
         snapshot predates its wait for the lock, so it would miss a turn just opened."""
-        open_turn = (
-            select(TurnRecord.id)
-            .where(
-                TurnRecord.tenant_id == self.tenant_id,
-                TurnRecord.session_id == session_id,
-                TurnRecord.status == TurnStatus.OPEN,
-            )
-            .limit(1)
-            .scalar_subquery()
-        )
-        head = self._latest_summary_head(session_id).subquery()
-        # One row whatever there is: a constant row, the summary head joined to it if any.
-        one = select(literal(1).label("one")).subquery()
-        query = select(
-            open_turn,
-            head.c.id,
-            head.c.turn_seq,
-            head.c.from_message_id,
-            head.c.from_seq,
-            head.c.to_seq,
-        ).select_from(one.outerjoin(head, true()))
-        row = (await self.db.execute(query)).one()
+        query = _OPEN_TURN_AND_LATEST_SUMMARY
+        row = (await self.db.execute(query, self._params(session_id))).one()
         return row[0], SummaryHead(*row[1:]) if row[1] is not None else None
 
     async def latest_summary_head(self, session_id: str) -> SummaryHead | None:
-        row = (await self.db.execute(self._latest_summary_head(session_id))).one_or_none()
+        query = _LATEST_SUMMARY_HEAD
+        row = (await self.db.execute(query, self._params(session_id))).one_or_none()
         return SummaryHead(*row) if row is not None else None
-
-    def _latest_summary_head(self, session_id: str) -> Select[int, int, int | None, int, int]:
-        return (
-            select(
-                SummaryRecord.id,
-                SummaryRecord.turn_seq,
-                SummaryRecord.from_message_id,
-                SummaryRecord.from_seq,
-                SummaryRecord.to_seq,
-            )
-            .where(
-                SummaryRecord.tenant_id == self.tenant_id, SummaryRecord.session_id == session_id
-            )
-            .order_by(SummaryRecord.id.desc())
-            .limit(1)
-        )
 
     async def summary(self, summary_id: int) -> SummaryRecord | None:
         query = select(SummaryRecord).where(
