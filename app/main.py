@@ -17,6 +17,7 @@ from app import __version__
 from app.audit.endpoints import router as audit_router
 from app.audit.retention import purge_periodically
 from app.audit.telemetry import watch_audit_rows
+from app.auth.cache import ApiKeyCache
 from app.auth.dependencies import require
 from app.auth.service import Scope, check_open_mode
 from app.budget.tokens import TokenizerRegistry
@@ -105,6 +106,7 @@ def create_app(
         tokenizers=tokenizers,
         summarizer=summarizer or _summarizer(settings, metrics),
         metrics=metrics,
+        api_keys=ApiKeyCache(ttl_seconds=settings.api_key_cache_seconds),
     )
 
     @asynccontextmanager

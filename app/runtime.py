@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from app.auth.cache import ApiKeyCache
 from app.budget.tokens import TokenizerRegistry
 from app.metrics import Metrics
 from app.settings import Settings
@@ -19,6 +20,7 @@ class Runtime:
     tokenizers: TokenizerRegistry
     summarizer: Summarizer
     metrics: Metrics
+    api_keys: ApiKeyCache
 
 
 def get_runtime(request: Request) -> Runtime:
