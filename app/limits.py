@@ -102,10 +102,14 @@ class BodySizeLimit:
 
 
 class FinishDespiteHangUp:
-    """Runs each request to its end even when the client hangs up (or a middleware cancels
-    on disconnect): a cancelled database call can leave a connection, and on SQLite the
-    database's write lock, in an unknown state. The request's unit of work therefore always
-    commits or rolls back as a whole; only its answer goes unheard."""
+    """Runs each request to its end even when whatever runs the app cancels it (a server or a
+    client transport when the client hangs up, a middleware that cancels on disconnect): a
+    cancelled database call can leave a connection, and on SQLite the database's write lock,
+    in an unknown state. The request's unit of work therefore always commits or rolls back as
+    a whole; only its answer goes unheard.
+
+    The cost is a task per request (some 15 µs): shielding work from its caller's
+    cancellation needs the work to run in a task of its own."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -17,6 +17,7 @@ from app import __version__
 from app.audit.endpoints import router as audit_router
 from app.audit.retention import purge_periodically
 from app.audit.telemetry import watch_audit_rows
+from app.auth.cache import ApiKeyCache
 from app.auth.dependencies import require
 from app.auth.service import Scope, check_open_mode
 from app.budget.tokens import TokenizerRegistry
@@ -106,6 +107,7 @@ def create_app(
         tokenizers=tokenizers,
         summarizer=summarizer or _summarizer(settings, metrics),
         metrics=metrics,
+        api_keys=ApiKeyCache(ttl_seconds=settings.api_key_cache_seconds),
         calibrations=TTLCache(settings.calibration_cache_seconds),
     )
 
@@ -157,12 +159,13 @@ def create_app(
     )
     app.state.runtime = runtime
     install_error_handlers(app)
-    # Innermost first: the metrics middleware cancels the app when the client disconnects,
-    # so the request's work is shielded inside it.
+    # Innermost first. Whatever cancels a request (a server or a client transport on hang-up)
+    # does so from outside, so its work is shielded innermost; the request line and metrics
+    # are outermost, so that a body refused as too large is logged and counted too.
     app.add_middleware(FinishDespiteHangUp)
-    install_metrics(app, runtime.metrics, read_scope=Depends(require(Scope.OPS)))
-    install_request_logging(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    install_request_logging(app, observe=runtime.metrics.observe_request)
+    install_metrics(app, runtime.metrics, read_scope=Depends(require(Scope.OPS)))
     app.include_router(sessions_router)
     app.include_router(turns_router)
     app.include_router(audit_router)

@@ -8,10 +8,7 @@ a file there, and ``/metrics`` in any worker answers for all of them.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable
-
-from fastapi import FastAPI, Request, Response, params
+from fastapi import FastAPI, Response, params
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -181,6 +178,11 @@ class Metrics:
             if flagged:
                 self.policy_events.labels(model, event).inc()
 
+    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Count one answered request (``route`` is its template, never the raw path)."""
+        self.http_requests.labels(method, route, str(status)).inc()
+        self.http_latency.labels(method, route).observe(seconds)
+
     def render(self) -> bytes:
         if not multiprocess_mode():
             return generate_latest(self.registry)
@@ -191,18 +193,9 @@ class Metrics:
 
 
 def install_metrics(app: FastAPI, metrics: Metrics, *, read_scope: params.Depends) -> None:
-    """Count every request; serve ``/metrics`` to callers that pass ``read_scope``."""
-
-    @app.middleware("http")
-    async def _measure(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        started = time.perf_counter()
-        response = await call_next(request)
-        route = str(getattr(request.scope.get("route"), "path", "unmatched"))
-        metrics.http_requests.labels(request.method, route, str(response.status_code)).inc()
-        metrics.http_latency.labels(request.method, route).observe(time.perf_counter() - started)
-        return response
+    """Serve ``/metrics`` to callers that pass ``read_scope``. Requests are counted by the
+    request middleware (:func:`app.logs.install_request_logging` with
+    :meth:`Metrics.observe_request`), which sees each one to its answer anyway."""
 
     @app.get("/metrics", include_in_schema=False, dependencies=[read_scope])
     async def _metrics() -> Response:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from app.auth.cache import ApiKeyCache
 from app.budget.tokens import TokenizerRegistry
 from app.caches import SummaryCache, TTLCache
 from app.metrics import Metrics
@@ -20,6 +21,7 @@ class Runtime:
     tokenizers: TokenizerRegistry
     summarizer: Summarizer
     metrics: Metrics
+    api_keys: ApiKeyCache
     #: Parsed summaries by id (they never change once written).
     summaries: SummaryCache = field(default_factory=SummaryCache)
     #: Calibration ratios by (tenant, model key, estimator), for ``calibration_cache_seconds``.

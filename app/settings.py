@@ -76,6 +76,15 @@ class Settings(BaseSettings):
             "runs open only on 127.0.0.1 / ::1 / localhost, and refuses to start elsewhere."
         ),
     )
+    api_key_cache_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        description=(
+            "How long a process trusts what it read about an API key (and whether any key "
+            "exists) before reading the database again: a key created or revoked by another "
+            "process takes effect within this time; 0 reads the database on every request."
+        ),
+    )
     max_body_bytes: int = Field(
         default=8 * 1024 * 1024, gt=0, description="Largest request body accepted (413 above)."
     )

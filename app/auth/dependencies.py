@@ -25,16 +25,18 @@ async def get_caller(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Caller:
     """The key's tenant and scopes; with no key in the database (and a bind that allows it),
-    the open caller. A key that is sent is always checked, open or not."""
+    the open caller. A key that is sent is always checked, open or not. Both answers come
+    from the process's key cache while it trusts them (``api_key_cache_seconds``)."""
     keys = KeyService(db)
     if credentials is not None:
-        caller = await keys.authenticate(credentials.credentials)
+        key = credentials.credentials
+        caller = await runtime.api_keys.caller(key, lambda: keys.authenticate(key))
         if caller is None:
             raise UnauthenticatedError("the API key is unknown or revoked")
         return caller
     settings = runtime.settings
     may_run_open = settings.binds_loopback or settings.allow_unauthenticated
-    if may_run_open and not await keys.any_active():
+    if may_run_open and not await runtime.api_keys.any_active(keys.any_active):
         return OPEN_CALLER
     raise UnauthenticatedError("send an API key: `Authorization: Bearer ctxd_…`")
 

@@ -15,8 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.auth.cache import keys_changed
 from app.auth.repository import ApiKeyRepository
 from app.errors import InvalidRequestError, NotFoundError
 from app.models import ApiKeyRecord
@@ -64,6 +66,13 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def _tell_caches_on_commit(db: AsyncSession) -> None:
+    """Once ``db`` commits, this process's key caches forget what they read: a new key closes
+    an open service, and a revoked one is refused, from the next request on. (On commit, not
+    now: a request in between would read, and keep, the keys as they were.)"""
+    event.listen(db.sync_session, "after_commit", lambda _: keys_changed(), once=True)
+
+
 class KeyService:
     def __init__(self, db: AsyncSession) -> None:
         self.keys = ApiKeyRepository(db)
@@ -89,6 +98,7 @@ class KeyService:
         )
         self.keys.add(record)
         await self.db.flush()
+        _tell_caches_on_commit(self.db)
         return IssuedKey(record=record, key=f"{KEY_PREFIX}{key_id}_{secret}")
 
     async def list(self) -> Sequence[ApiKeyRecord]:
@@ -103,6 +113,7 @@ class KeyService:
         if record.revoked_at is None:
             record.revoked_at = utcnow()
             await self.db.flush()
+            _tell_caches_on_commit(self.db)
         return record
 
     async def authenticate(self, key: str) -> Caller | None:

@@ -7,8 +7,10 @@ import subprocess
 import sys
 
 import pytest
+from sqlalchemy.ext.asyncio import async_sessionmaker
 
-from app.auth.service import AuthNotConfiguredError
+from app.auth.service import AuthNotConfiguredError, KeyService
+from app.db import create_engine
 from app.main import create_app
 from tests.conftest import REPO, RunningApp, make_settings
 from tests.support import audit_rows, complete_turn, create_session, start_turn
@@ -158,7 +160,9 @@ async def test_health_and_readiness_need_no_key(apps: RunningApp) -> None:
 async def test_keys_command_issues_a_key_shown_once_lists_it_and_revokes_it(
     apps: RunningApp,
 ) -> None:
-    app, _ = await apps.start()
+    # Another process's change reaches a running server within api_key_cache_seconds; 0
+    # makes it immediate, so that the revocation below is seen by the next request.
+    app, _ = await apps.start(api_key_cache_seconds=0)
     await apps.key("acme")  # another key keeps the service closed after the revocation
     environment = {**os.environ, "CONTEXTD_DATABASE_URL": apps.database_url}
 
@@ -189,6 +193,61 @@ async def test_keys_command_issues_a_key_shown_once_lists_it_and_revokes_it(
     assert revoked.returncode == 0, revoked.stderr
     refused = await apps.client(app, key).post("/v1/sessions", json={"model": "gpt-4o"})
     assert refused.status_code == 401
+
+
+async def revoke_key(database_url: str, key: str) -> None:
+    """Revoke a key through the service, in this process, as `contextd keys revoke` does."""
+    engine = create_engine(database_url)
+    try:
+        async with async_sessionmaker(engine)() as db:
+            await KeyService(db).revoke(key.split("_")[1])
+            await db.commit()
+    finally:
+        await engine.dispose()
+
+
+async def test_a_key_revoked_in_this_process_is_refused_at_once_though_it_was_cached(
+    apps: RunningApp,
+) -> None:
+    app, _ = await apps.start(api_key_cache_seconds=3600)
+    key = await apps.key("acme")
+    agent = apps.client(app, key)
+    await create_session(agent, id="before")
+
+    await revoke_key(apps.database_url, key)
+    refused = await agent.post("/v1/sessions", json={"model": "gpt-4o"})
+
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "unauthenticated"
+
+
+async def test_the_first_key_closes_an_open_service_at_once_though_it_was_cached(
+    apps: RunningApp,
+) -> None:
+    app, client = await apps.start(api_key_cache_seconds=3600)
+    await create_session(client, id="while-open")
+
+    key = await apps.key("acme")
+    anonymous = await client.post("/v1/sessions", json={"model": "gpt-4o"})
+    with_key = await apps.client(app, key).post("/v1/sessions", json={"model": "gpt-4o"})
+
+    assert anonymous.status_code == 401
+    assert with_key.status_code == 201
+
+
+async def test_a_known_key_is_served_from_the_cache_and_keeps_its_tenant(
+    apps: RunningApp,
+) -> None:
+    app, _ = await apps.start(api_key_cache_seconds=3600)
+    acme = apps.client(app, await apps.key("acme"))
+    globex = apps.client(app, await apps.key("globex"))
+
+    sessions = [await create_session(client) for client in (acme, globex, acme, globex)]
+
+    assert [s["tenant_id"] for s in sessions] == ["acme", "globex", "acme", "globex"]
+    assert (
+        await apps.client(app, "ctxd_0123456789abcdef_forged").get("/v1/audit")
+    ).status_code == 401
 
 
 async def test_without_keys_a_non_loopback_bind_refuses_to_start(database_url: str) -> None:

@@ -148,6 +148,44 @@ async def test_http_metrics_are_labelled_by_route_template(client: httpx.AsyncCl
     }
 
 
+async def test_a_body_refused_as_too_large_is_counted_logged_and_given_a_request_id(
+    apps: RunningApp, log_records: list[logging.LogRecord]
+) -> None:
+    _, client = await apps.start(max_body_bytes=2000)
+
+    refused = await client.post("/v1/sessions", json={"model": "gpt-4o", "goal": "x" * 3000})
+
+    requests = _samples(_families((await client.get("/metrics")).text)["http_requests"])
+    line = next(r.line for r in log_records if r.name == "contextd.request")  # type: ignore[attr-defined]
+    assert refused.status_code == 413
+    assert requests[("POST", "unmatched", "413")] == 1.0
+    assert (line["status"], line["request_id"]) == (413, refused.headers["x-request-id"])
+
+
+async def test_a_server_error_is_counted_and_logged_as_one_request(
+    apps: RunningApp, log_records: list[logging.LogRecord]
+) -> None:
+    app, _ = await apps.start()
+
+    @app.get("/v1/broken")
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    client = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
+        base_url="http://contextd.test",
+    )
+    async with client:
+        failed = await client.get("/v1/broken")
+        requests = _samples(_families((await client.get("/metrics")).text)["http_requests"])
+
+    line = next(r.line for r in log_records if r.name == "contextd.request")  # type: ignore[attr-defined]
+    assert failed.status_code == 500
+    assert failed.json()["error"]["code"] == "internal_error"
+    assert requests[("GET", "/v1/broken", "500")] == 1.0
+    assert (line["route"], line["status"]) == ("/v1/broken", 500)
+
+
 async def test_the_dashboard_only_queries_metrics_that_contextd_exposes(
     client: httpx.AsyncClient,
 ) -> None:

@@ -1,0 +1,80 @@
+"""What this process last read about API keys, kept for a few seconds so that a request does
+not query the database to learn who is calling.
+
+A key created or revoked through :class:`app.auth.service.KeyService` in this process is seen
+at once: its commit empties every cache of the process. One created or revoked by another
+process (``contextd keys`` on the command line, another worker) is seen once the entries
+read before it expire, ``ttl_seconds`` at most.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:  # the service tells this module of key changes: imported the other way
+    from app.auth.service import Caller
+
+V = TypeVar("V")
+
+#: Entries kept per cache at most. A flood of made-up keys empties it now and then rather than
+#: growing it: each such key costs one query, as it would without a cache.
+MAX_ENTRIES = 10_000
+
+# Key changes committed in this process so far; a cache that last saw another number empties
+# itself. A counter rather than a list of caches: nothing has to register or unregister.
+_changes = 0
+
+
+def keys_changed() -> None:
+    """Tell every cache of this process that the API keys changed (called on commit)."""
+    global _changes
+    _changes += 1
+
+
+class _Expiring(Generic[V]):
+    """Values loaded from the database, each trusted for ``ttl_seconds`` after its load."""
+
+    def __init__(self, ttl_seconds: float, clock: Callable[[], float]) -> None:
+        self.ttl_seconds = ttl_seconds
+        self.clock = clock
+        self._entries: dict[str, tuple[float, V]] = {}
+        self._changes_seen = _changes
+
+    async def get(self, key: str, load: Callable[[], Awaitable[V]]) -> V:
+        if self.ttl_seconds <= 0:
+            return await load()
+        if self._changes_seen != _changes:
+            self._entries.clear()
+            self._changes_seen = _changes
+        now = self.clock()
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] > now:
+            return entry[1]
+        changes_before = _changes
+        value = await load()
+        # A key change committed while this was read may not be in it: not kept.
+        if changes_before == _changes:
+            if len(self._entries) >= MAX_ENTRIES:
+                self._entries.clear()
+            self._entries[key] = (now + self.ttl_seconds, value)
+        return value
+
+
+class ApiKeyCache:
+    """Callers by key, and whether any key is active (the service runs open while none is)."""
+
+    def __init__(self, *, ttl_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._callers: _Expiring[Caller | None] = _Expiring(ttl_seconds, clock)
+        self._any_active: _Expiring[bool] = _Expiring(ttl_seconds, clock)
+
+    async def caller(self, key: str, load: Callable[[], Awaitable[Caller | None]]) -> Caller | None:
+        """The caller ``key`` stands for (None: unknown, malformed or revoked), from ``load``
+        when not known or no longer trusted. Kept by a hash: no secret stays in memory."""
+        return await self._callers.get(hashlib.sha256(key.encode()).hexdigest(), load)
+
+    async def any_active(self, load: Callable[[], Awaitable[bool]]) -> bool:
+        """Whether any key is active, from ``load`` when not known or no longer trusted."""
+        return await self._any_active.get("", load)
