@@ -84,6 +84,15 @@ class TurnRecord(Base):
     __tablename__ = "turns"
     __table_args__ = (
         UniqueConstraint("tenant_id", "session_id", "seq", name="uq_turns_session_seq"),
+        # Every turn start asks for the session's open turn: one entry to look at, not a
+        # scan of all the session's turns.
+        Index(
+            "ix_turns_open",
+            "tenant_id",
+            "session_id",
+            postgresql_where=text("status = 'open'"),
+            sqlite_where=text("status = 'open'"),
+        ),
         _session_key("turns"),
     )
 

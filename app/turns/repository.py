@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Select, bindparam, literal, select, true, update
+from sqlalchemy import Select, and_, bindparam, literal, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import MessageRecord, MessageState, SummaryRecord, TurnRecord, TurnStatus
@@ -29,15 +29,6 @@ _TURN = select(TurnRecord).where(
     TurnRecord.id == bindparam("turn_id"),
     TurnRecord.tenant_id == bindparam("tenant_id"),
     TurnRecord.session_id == bindparam("session_id"),
-)
-_ACTIVE_MESSAGES = (
-    select(MessageRecord)
-    .where(
-        MessageRecord.tenant_id == bindparam("tenant_id"),
-        MessageRecord.session_id == bindparam("session_id"),
-        MessageRecord.state == MessageState.ACTIVE,
-    )
-    .order_by(MessageRecord.seq)
 )
 _LATEST_SUMMARY_HEAD = (
     select(
@@ -66,21 +57,44 @@ _OPEN_TURN_ID = (
 )
 
 
-def _open_turn_and_latest_summary() -> Select[str | None, int, int, int | None, int, int]:
+def _assembly_state() -> Select[
+    str | None, int | None, int | None, int | None, int | None, int | None, MessageRecord | None
+]:
     head = _LATEST_SUMMARY_HEAD.subquery()
-    # One row whatever there is: a constant row, the summary head joined to it if any.
+    # At least one row whatever there is: a constant row, the summary head joined to it if
+    # there is one, and each active message joined to that.
     one = select(literal(1).label("one")).subquery()
-    return select(
-        _OPEN_TURN_ID,
-        head.c.id,
-        head.c.turn_seq,
-        head.c.from_message_id,
-        head.c.from_seq,
-        head.c.to_seq,
-    ).select_from(one.outerjoin(head, true()))
+    active = and_(
+        MessageRecord.tenant_id == bindparam("tenant_id"),
+        MessageRecord.session_id == bindparam("session_id"),
+        MessageRecord.state == MessageState.ACTIVE,
+    )
+    return (
+        select(
+            _OPEN_TURN_ID,
+            head.c.id,
+            head.c.turn_seq,
+            head.c.from_message_id,
+            head.c.from_seq,
+            head.c.to_seq,
+            MessageRecord,
+        )
+        .select_from(one.outerjoin(head, true()).outerjoin(MessageRecord, active))
+        .order_by(MessageRecord.seq)
+    )
 
 
-_OPEN_TURN_AND_LATEST_SUMMARY = _open_turn_and_latest_summary()
+_ASSEMBLY_STATE = _assembly_state()
+
+
+@dataclass(frozen=True)
+class AssemblyState:
+    """What an assembly reads of its session after the lock."""
+
+    open_turn_id: str | None
+    latest_summary: SummaryHead | None
+    #: Active messages in order.
+    active: list[MessageRecord]
 
 
 class TurnRepository:
@@ -98,11 +112,6 @@ class TurnRepository:
         params = {**self._params(session_id), "turn_id": turn_id}
         return (await self.db.execute(_TURN, params)).scalar_one_or_none()
 
-    async def active_messages(self, session_id: str) -> Sequence[MessageRecord]:
-        """The prompt's raw conversation: active messages in order (one index range scan;
-        summarised and pruned history is never read)."""
-        return (await self.db.execute(_ACTIVE_MESSAGES, self._params(session_id))).scalars().all()
-
     async def latest_summary(self, session_id: str) -> SummaryRecord | None:
         query = (
             select(SummaryRecord)
@@ -114,22 +123,21 @@ class TurnRepository:
         )
         return (await self.db.execute(query)).scalar_one_or_none()
 
-    async def open_turn_and_latest_summary(
-        self, session_id: str
-    ) -> tuple[str | None, SummaryHead | None]:
-        """The id of the session's open turn, if any, and its latest summary's head, if any:
-        what a turn start reads besides the messages, in one round trip.
+    async def assembly_state(self, session_id: str) -> AssemblyState:
+        """The session's open turn, latest summary and active messages: everything an
+        assembly reads besides the session row, in one round trip.
 
         Run it after the session lock, never within the locking statement: a statement's
-        snapshot predates its wait for the lock, so it would miss a turn just opened."""
-        query = _OPEN_TURN_AND_LATEST_SUMMARY
-        row = (await self.db.execute(query, self._params(session_id))).one()
-        return row[0], SummaryHead(*row[1:]) if row[1] is not None else None
-
-    async def latest_summary_head(self, session_id: str) -> SummaryHead | None:
-        query = _LATEST_SUMMARY_HEAD
-        row = (await self.db.execute(query, self._params(session_id))).one_or_none()
-        return SummaryHead(*row) if row is not None else None
+        snapshot predates its wait for the lock, so it would miss what the previous holder
+        of the lock wrote."""
+        rows = (await self.db.execute(_ASSEMBLY_STATE, self._params(session_id))).all()
+        first = rows[0]
+        head = SummaryHead(*first[1:6]) if first[1] is not None else None  # type: ignore[arg-type]
+        return AssemblyState(
+            open_turn_id=first[0],
+            latest_summary=head,
+            active=[row[6] for row in rows if row[6] is not None],
+        )
 
     async def summary(self, summary_id: int) -> SummaryRecord | None:
         query = select(SummaryRecord).where(

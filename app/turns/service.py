@@ -71,7 +71,7 @@ from app.sessions.service import SessionBudget, SessionService, session_budget
 from app.summarize import SourceMessage, SummaryRequest
 from app.summary_jobs.repository import SummaryJobRepository
 from app.tokens.calibration import CalibrationService
-from app.turns.repository import SummaryHead, TurnRepository
+from app.turns.repository import AssemblyState, SummaryHead, TurnRepository
 from app.turns.schemas import (
     Actions,
     AssemblyOut,
@@ -325,7 +325,8 @@ class TurnService:
         """Start a turn with a user message and return the prompt for its first LLM call."""
         started = time.perf_counter()
         session = await self.sessions.require(session_id, lock=True)
-        open_turn_id, latest = await self.turns.open_turn_and_latest_summary(session_id)
+        state = await self.turns.assembly_state(session_id)
+        open_turn_id = state.open_turn_id
         if open_turn_id is not None:
             raise ConflictError(
                 "turn_in_progress",
@@ -358,7 +359,7 @@ class TurnService:
             pending=[user],
             new_turn=True,
             usage=None,
-            latest=latest,
+            state=state,
             started=started,
         )
         return _in_format(assembly, body.format)
@@ -397,7 +398,7 @@ class TurnService:
         assembly = await self._assemble(
             session,
             turn,
-            latest=await self.turns.latest_summary_head(session_id),
+            state=await self.turns.assembly_state(session_id),
             step=step,
             pending=[assistant, *results],
             new_turn=False,
@@ -571,11 +572,10 @@ class TurnService:
         pending: list[MessageRecord],
         new_turn: bool,
         usage: Usage | None,
-        latest: SummaryHead | None,
+        state: AssemblyState,
         started: float,
     ) -> AssemblyOut:
-        """The prompt for ``step`` of ``turn``; ``latest`` is the session's latest summary,
-        read after the session lock."""
+        """The prompt for ``step`` of ``turn`` from ``state``, read after the session lock."""
         settings = self.settings.budget_settings()
         resolved = session_budget(
             session, settings=self.settings, tokenizers=self.runtime.tokenizers
@@ -583,7 +583,8 @@ class TurnService:
         resolved = await self.calibration.apply(session.tenant_id, resolved)
         budget, counter = resolved.budget, resolved.counter
 
-        stored = list(await self.turns.active_messages(session.id))
+        stored = list(state.active)
+        latest = state.latest_summary
         previous = await self._summary_content(latest) if latest else None
         # A summary job finished since the last assembly: what it covers leaves the prompt now.
         applied = [r for r in stored if latest is not None and r.seq <= latest.to_seq]
