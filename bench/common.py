@@ -24,7 +24,6 @@ from app.budget.tokens import TokenizerRegistry  # noqa: E402
 from app.main import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
 
-
 #: The Postgres server the benchmarks make their databases on.
 DEFAULT_SERVER = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
 #: Packages whose versions a benchmark page names.

@@ -25,7 +25,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -244,8 +244,8 @@ def judge(results: dict[str, Any]) -> list[dict[str, Any]]:
         ratio = contextd["10000"]["median_ms"] / contextd["10"]["median_ms"]
         targets.append(
             {
-                "target": "median at 10,000 messages ≤ 1.3 × median at 10",
-                "measured": f"{ratio:.2f} ×",
+                "target": "median at 10,000 messages ≤ 1.3 x median at 10",
+                "measured": f"{ratio:.2f}x",
                 "pass": ratio <= 1.3,
             }
         )
@@ -256,8 +256,8 @@ def judge(results: dict[str, Any]) -> list[dict[str, Any]]:
             speedup = trim[key]["median_ms"] / contextd[key]["median_ms"]
             targets.append(
                 {
-                    "target": f"≥ {factor}× faster than trim_messages at {size:,} messages (medians)",
-                    "measured": f"{speedup:.1f} ×",
+                    "target": f"≥ {factor}x faster than trim_messages at {size:,} messages",
+                    "measured": f"{speedup:.1f}x",
                     "pass": speedup >= factor,
                 }
             )
@@ -321,7 +321,7 @@ def table(results: dict[str, Any]) -> str:
                 str(size)
             )
             if not row or row["median_ms"] is None:
-                cells.append(row["note"] if row else "–")
+                cells.append(row["note"] if row else "-")
             else:
                 cell = f"{row['median_ms']:.2f} / {row['p95_ms']:.2f}"
                 cells.append(cell + (f" ({row['note']})" if row["note"] else ""))

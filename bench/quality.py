@@ -259,9 +259,6 @@ def main() -> None:
     results = asyncio.run(
         run(80 if args.quick else args.turns, server, args.database_prefix, args.seed)
     )
-    print(
-        f"{results['turns']} turns, {MODEL}, input budget {results['input_budget']}, {results['database']}"
-    )  # noqa: T201
     print(f"contextd: {results['contextd_report']}")  # noqa: T201
     print(table(results))  # noqa: T201
     for target in results["targets"]:

@@ -96,7 +96,8 @@ async def count_round_trips(server_url: str, prefix: str, turns: int = 8) -> dic
                     f"{path}/{started.json()['turn_id']}/complete", json=turn.complete_body()
                 )
                 after = counter.snapshot()
-                assert started.status_code == 201 and done.status_code == 200, done.text
+                assert started.status_code == 201, started.text
+                assert done.status_code == 200, done.text
                 if number >= 2:
                     per_request["start"].append({k: middle[k] - before[k] for k in before})
                     per_request["complete"].append({k: after[k] - middle[k] for k in before})
@@ -172,9 +173,9 @@ class BareServer:
                 self.process.wait()
 
 
-async def serving(url: str, timeout: float = 60.0) -> None:
+async def serving(url: str, within: float = 60.0) -> None:
     """Wait until /readyz answers 200 on ten fresh connections in a row (every worker up)."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + within
     in_a_row = 0
     while in_a_row < 10:
         if time.monotonic() > deadline:
@@ -275,7 +276,8 @@ async def run(
 
 
 def find(results: dict[str, Any], stack: str, workers: int, agents: int) -> dict[str, Any] | None:
-    for figures in results["runs"]:
+    runs: list[dict[str, Any]] = results["runs"]
+    for figures in runs:
         if (figures["stack"], figures["workers"], figures["agents"]) == (stack, workers, agents):
             return figures
     return None
@@ -318,7 +320,7 @@ def table(results: dict[str, Any]) -> str:
         failures = {k: v for k, v in figures["statuses"].items() if k != "ok"}
 
         def ms(value: float | None) -> str:
-            return "–" if value is None else f"{value:.1f}"
+            return "-" if value is None else f"{value:.1f}"
 
         lines.append(
             f"| {figures['stack']} | {figures['workers']} | {figures['agents']} "

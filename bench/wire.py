@@ -9,6 +9,7 @@ nothing else. The body is parsed only when asked, outside the timed part.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 from urllib.parse import urlsplit
@@ -80,8 +81,6 @@ class Connection:
     async def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
-            try:
+            with contextlib.suppress(ConnectionError):
                 await self._writer.wait_closed()
-            except ConnectionError:
-                pass
         self._reader = self._writer = None
