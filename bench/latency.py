@@ -180,7 +180,7 @@ def time_library(
             timing.runs.append(elapsed * 1000)
         previous = (size, statistics.median(timing.runs) / 1000)
         if len(timing.runs) < samples:
-            timing.note = f"{len(timing.runs)} runs in a {budget_seconds:.0f} s budget"
+            timing.note = f"{len(timing.runs)} run(s) in a {budget_seconds:.0f} s budget"
         print(f"  {name} at {size}: {timing.summary()}", flush=True)  # noqa: T201
     return results
 
