@@ -1,0 +1,168 @@
+"""The ceiling of the stack contextd stands on: FastAPI + asyncpg under uvicorn, doing the
+same number of database round trips per request as contextd does, and nothing else.
+
+Its endpoints have contextd's paths (POST /v1/sessions, .../turns, .../turns/{t}/complete),
+so the same load generator drives both. Each request runs one transaction (BEGIN and COMMIT
+are two of its round trips) on tables of its own: the session row is locked (SELECT … FOR
+UPDATE), a turn and a message are inserted, the session row is updated, and the remaining
+round trips read the session's newest messages. How many round trips each endpoint makes
+comes from the environment (measured from contextd at run time, bench/throughput.py):
+
+    BARE_DATABASE_URL=postgresql://… BARE_START_ROUND_TRIPS=9 BARE_COMPLETE_ROUND_TRIPS=7 \\
+        uvicorn bench.bare_stack:create_app --factory --workers 2 --port 8090
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS bare_sessions (
+    id text PRIMARY KEY, model text NOT NULL, turn_count integer NOT NULL DEFAULT 0,
+    message_count integer NOT NULL DEFAULT 0, open_turn text
+);
+CREATE TABLE IF NOT EXISTS bare_turns (
+    id text PRIMARY KEY, session_id text NOT NULL REFERENCES bare_sessions (id),
+    seq integer NOT NULL, status text NOT NULL, started_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS bare_messages (
+    id bigserial PRIMARY KEY, session_id text NOT NULL REFERENCES bare_sessions (id),
+    turn_id text NOT NULL, seq integer NOT NULL, role text NOT NULL, content text,
+    token_count integer NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bare_messages_session_seq ON bare_messages (session_id, seq);
+"""
+#: Statements beyond the four writes each request makes: a read of the newest messages.
+READ_HISTORY = (
+    "SELECT id, role, content, token_count FROM bare_messages WHERE session_id = $1 "
+    "ORDER BY seq DESC LIMIT 40"
+)
+
+
+def round_trips(name: str) -> int:
+    """At least 6: BEGIN, COMMIT and the four statements every request makes."""
+    return max(6, int(os.environ.get(name, "6")))
+
+
+def create_app() -> FastAPI:
+    dsn = os.environ["BARE_DATABASE_URL"].replace("postgresql+asyncpg://", "postgresql://")
+    start_trips = round_trips("BARE_START_ROUND_TRIPS")
+    complete_trips = round_trips("BARE_COMPLETE_ROUND_TRIPS")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # SQLAlchemy's default pool: 5 connections plus 10 overflow.
+        app.state.pool = await asyncpg.create_pool(dsn, min_size=5, max_size=15)
+        async with app.state.pool.acquire() as connection:
+            await connection.execute("SELECT pg_advisory_lock(4242)")
+            try:
+                await connection.execute(SCHEMA)
+            finally:
+                await connection.execute("SELECT pg_advisory_unlock(4242)")
+        yield
+        await app.state.pool.close()
+
+    app = FastAPI(lifespan=lifespan)
+
+    @app.get("/readyz")
+    async def ready(request: Request) -> dict[str, str]:
+        async with request.app.state.pool.acquire() as connection:
+            await connection.fetchval("SELECT 1")
+        return {"status": "ok"}
+
+    @app.post("/v1/sessions", status_code=201)
+    async def create_session(request: Request) -> dict[str, Any]:
+        body = await request.json()
+        session_id = str(uuid.uuid4())
+        async with request.app.state.pool.acquire() as connection:
+            await connection.execute(
+                "INSERT INTO bare_sessions (id, model) VALUES ($1, $2)", session_id, body["model"]
+            )
+        return {"id": session_id, "budget": {"input_budget": 0}}
+
+    @app.post("/v1/sessions/{session_id}/turns", status_code=201, response_model=None)
+    async def start_turn(session_id: str, request: Request) -> dict[str, Any] | JSONResponse:
+        body = await request.json()
+        content = body["message"]["content"]
+        turn_id = str(uuid.uuid4())
+        async with request.app.state.pool.acquire() as connection, connection.transaction():
+            session = await connection.fetchrow(
+                "SELECT turn_count, message_count, open_turn FROM bare_sessions "
+                "WHERE id = $1 FOR UPDATE",
+                session_id,
+            )
+            if session is None or session["open_turn"] is not None:
+                return JSONResponse({"code": "conflict"}, status_code=409)
+            seq = session["message_count"] + 1
+            await connection.execute(
+                "INSERT INTO bare_turns (id, session_id, seq, status) VALUES ($1, $2, $3, 'open')",
+                turn_id,
+                session_id,
+                session["turn_count"] + 1,
+            )
+            await connection.execute(
+                "INSERT INTO bare_messages (session_id, turn_id, seq, role, content, token_count) "
+                "VALUES ($1, $2, $3, 'user', $4, $5)",
+                session_id,
+                turn_id,
+                seq,
+                content,
+                len(content) // 4,
+            )
+            await connection.execute(
+                "UPDATE bare_sessions SET turn_count = turn_count + 1, message_count = $2, "
+                "open_turn = $3 WHERE id = $1",
+                session_id,
+                seq,
+                turn_id,
+            )
+            history: list[Any] = []
+            for _ in range(start_trips - 6):
+                history = await connection.fetch(READ_HISTORY, session_id)
+        messages = [{"role": row["role"], "content": row["content"]} for row in reversed(history)]
+        return {"turn_id": turn_id, "messages": messages}
+
+    @app.post("/v1/sessions/{session_id}/turns/{turn_id}/complete", response_model=None)
+    async def complete_turn(
+        session_id: str, turn_id: str, request: Request
+    ) -> dict[str, Any] | JSONResponse:
+        body = await request.json()
+        content = body["assistant"]["content"]
+        async with request.app.state.pool.acquire() as connection, connection.transaction():
+            session = await connection.fetchrow(
+                "SELECT message_count, open_turn FROM bare_sessions WHERE id = $1 FOR UPDATE",
+                session_id,
+            )
+            if session is None or session["open_turn"] != turn_id:
+                return JSONResponse({"code": "turn_not_open"}, status_code=409)
+            seq = session["message_count"] + 1
+            await connection.execute(
+                "INSERT INTO bare_messages (session_id, turn_id, seq, role, content, token_count) "
+                "VALUES ($1, $2, $3, 'assistant', $4, $5)",
+                session_id,
+                turn_id,
+                seq,
+                content,
+                len(content or "") // 4,
+            )
+            await connection.execute(
+                "UPDATE bare_turns SET status = 'completed' WHERE id = $1", turn_id
+            )
+            await connection.execute(
+                "UPDATE bare_sessions SET message_count = $2, open_turn = NULL WHERE id = $1",
+                session_id,
+                seq,
+            )
+            for _ in range(complete_trips - 6):
+                await connection.fetch(READ_HISTORY, session_id)
+        return {"id": turn_id, "status": "completed"}
+
+    return app
