@@ -3,8 +3,9 @@
 contextd: ``contextd serve`` (1 and 2 workers) on a fresh Postgres database. The bare stack:
 bench/bare_stack.py under uvicorn with the same worker counts, on its own fresh database,
 making per request as many database round trips as contextd makes (counted first, from
-contextd running in-process with SQLAlchemy events: statements, BEGIN, COMMIT, ROLLBACK and
-the pool's pre-ping on checkout). The same load generator (bench/loadgen.py, its own process)
+contextd running in-process with SQLAlchemy events: statements, BEGIN, COMMIT and ROLLBACK;
+contextd's pool makes no ping round trip on checkout, it asks asyncpg whether the socket is
+closed). The same load generator (bench/loadgen.py, its own process)
 drives both: N virtual agents, each its own session and connection, looping start + complete.
 
     python -m bench.throughput [--concurrency 1,16,64] [--workers 1,2] [--duration 20] [--quick]
@@ -29,7 +30,6 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlalchemy.pool import Pool
 
 from bench import synth
 from bench.common import DEFAULT_SERVER, fresh_database, running_app
@@ -44,7 +44,6 @@ class RoundTrips:
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {"statements": 0, "begin": 0, "commit": 0, "rollback": 0}
-        self.counts["ping"] = 0
 
     def total(self) -> int:
         return sum(self.counts.values())
@@ -65,7 +64,6 @@ class RoundTrips:
             (Engine, "begin", self._bump("begin")),
             (Engine, "commit", self._bump("commit")),
             (Engine, "rollback", self._bump("rollback")),
-            (Pool, "checkout", self._bump("ping")),  # contextd's Postgres pool pre-pings
         ]
         for target, name, hook in hooks:
             event.listen(target, name, hook)
