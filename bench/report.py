@@ -211,7 +211,7 @@ uvicorn with the same worker counts, each request one transaction on tables of i
 reads of the newest messages) making the same number of database round trips as contextd,
 counted at run time from contextd in-process: start-turn **{trips["start"]}**
 ({_breakdown(trips["start_breakdown"])}), complete **{trips["complete"]}**
-({_breakdown(trips["complete_breakdown"])}); the pool pre-ping on checkout is counted as one.
+({_breakdown(trips["complete_breakdown"])}).
 The bare stack returns only the newest rows, not a prompt. Everything (server, load
 generator, Postgres) shares the machine's cores.
 
