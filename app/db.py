@@ -29,11 +29,15 @@ logger = logging.getLogger(__name__)
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
 
-def create_engine(database_url: str, *, connect_timeout: float = 10.0) -> AsyncEngine:
+def create_engine(
+    database_url: str, *, connect_timeout: float = 10.0, pool_size: int = 5
+) -> AsyncEngine:
     """An async engine; SQLite gets the settings that make it a safe embedded store."""
     url = make_url(database_url)
     if url.get_backend_name() != "sqlite":
-        engine = create_async_engine(url, connect_args={"timeout": connect_timeout})
+        engine = create_async_engine(
+            url, pool_size=pool_size, max_overflow=10, connect_args={"timeout": connect_timeout}
+        )
         event.listen(engine.sync_engine, "checkout", _replace_if_closed)
         return engine
 

@@ -115,7 +115,9 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         tasks: list[asyncio.Task[None]] = []
         engine = create_engine(
-            settings.database_url, connect_timeout=settings.database_connect_timeout
+            settings.database_url,
+            connect_timeout=settings.database_connect_timeout,
+            pool_size=settings.database_pool_size,
         )
         try:
             await ensure_schema(engine, auto_migrate=settings.migrates_at_startup)

@@ -34,6 +34,16 @@ class Settings(BaseSettings):
     database_connect_timeout: float = Field(
         default=5.0, gt=0, description="Seconds to wait for a database connection."
     )
+    database_pool_size: int = Field(
+        default=20,
+        ge=1,
+        le=1000,
+        description=(
+            "Postgres connections each worker keeps open. Set it to the number of requests a "
+            "worker serves at once: connections beyond it (up to 10 more) are opened and "
+            "closed per request, which costs more than the request."
+        ),
+    )
     host: str = "127.0.0.1"
     port: int = 8080
     workers: int = Field(
