@@ -139,3 +139,8 @@ async def running_app(
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def int_list(text: str) -> list[int]:
+    """A command-line list of numbers: "1,16,64"."""
+    return [int(part) for part in text.split(",") if part]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import synth
-from bench.common import DEFAULT_SERVER, fresh_database, percentile
+from bench.common import DEFAULT_SERVER, fresh_database, int_list, percentile
 from bench.wire import Connection
 from tests.processes import ServerProcess
 
@@ -329,15 +329,11 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def parse_sizes(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", type=parse_sizes, default=[10, 100, 1000, 5000, 10000])
+    parser.add_argument("--sizes", type=int_list, default=[10, 100, 1000, 5000, 10000])
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--library-seconds", type=float, default=30.0)

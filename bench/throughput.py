@@ -32,9 +32,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from bench import synth
-from bench.common import DEFAULT_SERVER, fresh_database, running_app
+from bench.common import DEFAULT_SERVER, fresh_database, int_list, running_app
 from bench.wire import Connection
-from tests.processes import REPO, ServerProcess
+from tests.processes import REPO, ServerProcess, stop_process
 
 MODEL = "gpt-4o"
 
@@ -162,13 +162,7 @@ class BareServer:
         raise RuntimeError(f"bare stack did not start:\n{self.log.read_text(errors='replace')}")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 async def serving(url: str, within: float = 60.0) -> None:
@@ -330,16 +324,12 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def parse_list(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--concurrency", type=parse_list, default=[1, 16, 64])
-    parser.add_argument("--workers", type=parse_list, default=[1, 2])
+    parser.add_argument("--concurrency", type=int_list, default=[1, 16, 64])
+    parser.add_argument("--workers", type=int_list, default=[1, 2])
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--database-url", default=DEFAULT_SERVER)

@@ -14,6 +14,17 @@ REPO = Path(__file__).resolve().parent.parent
 _LISTENING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 
 
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Ask a server to stop (SIGTERM: a graceful shutdown), and kill it if it will not."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 class ServerProcess:
     """One ``contextd serve --port 0``; its output goes to ``log`` (a pipe would fill up)."""
 
@@ -50,10 +61,4 @@ class ServerProcess:
         raise RuntimeError(f"contextd did not start:\n{self.log.read_text(errors='replace')}")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
