@@ -28,12 +28,14 @@ import json
 import logging
 import math
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from app.budget.images import DEFAULT_IMAGE_RULES, ImageRules, image_part_cost
+from app.caches import LRU
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +122,13 @@ class Encoding(Protocol):
     def encode(self, text: str, *, disallowed_special: Any = ...) -> list[int]: ...
 
 
+#: Counts of short texts per encoding. Summaries carry the same items from one summary to
+#: the next, and every fold counts them all again: remembered, a fold costs what its new
+#: items cost. Long texts (tool output) are counted once when stored and never again.
+_SHORT_TEXT_COUNTS: weakref.WeakKeyDictionary[Encoding, LRU[str, int]] = weakref.WeakKeyDictionary()
+MEMO_MAX_CHARS = 2_000
+
+
 @dataclass(frozen=True)
 class TiktokenCounter:
     encoding_name: str
@@ -131,6 +140,18 @@ class TiktokenCounter:
         return _named(f"tiktoken:{self.encoding_name}", self.rules)
 
     def count_text(self, text: str) -> int:
+        if len(text) > MEMO_MAX_CHARS:
+            return self._encode_count(text)
+        memo = _SHORT_TEXT_COUNTS.get(self.encoding)
+        if memo is None:
+            memo = _SHORT_TEXT_COUNTS.setdefault(self.encoding, LRU(16_384))
+        count = memo.get(text)
+        if count is None:
+            count = self._encode_count(text)
+            memo.put(text, count)
+        return count
+
+    def _encode_count(self, text: str) -> int:
         # Special-token text in user content is ordinary text to the provider.
         return len(self.encoding.encode(text, disallowed_special=()))
 

@@ -455,3 +455,31 @@ def test_registry_falls_back_for_an_unloadable_encoding_without_retrying(
     good, good_fallback = registry.counter_for(lookup_model("gpt-4"))
     assert not good_fallback
     assert good.name == "tiktoken:cl100k_base"
+
+
+class _CountingEncoding:
+    """One token per character; remembers how often it was asked."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def encode(self, text: str, *, disallowed_special: Any = ()) -> list[int]:
+        self.calls += 1
+        return [ord(c) for c in text]
+
+
+def test_short_texts_are_counted_once_per_encoding_and_long_ones_every_time() -> None:
+    from app.budget.tokens import MEMO_MAX_CHARS
+
+    encoding = _CountingEncoding()
+    counter = TiktokenCounter("o200k_base", encoding)
+    again = TiktokenCounter("o200k_base", encoding)  # a new counter, as each request makes
+    other = _CountingEncoding()
+    long_text = "x" * (MEMO_MAX_CHARS + 1)
+
+    counts = [counter.count_text("Key fact: room 12"), again.count_text("Key fact: room 12")]
+    counts += [TiktokenCounter("o200k_base", other).count_text("Key fact: room 12")]
+    counts += [counter.count_text(long_text), counter.count_text(long_text)]
+
+    assert counts == [17, 17, 17, MEMO_MAX_CHARS + 1, MEMO_MAX_CHARS + 1]
+    assert (encoding.calls, other.calls) == (3, 1)
