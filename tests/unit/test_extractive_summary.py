@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
 from app.budget.tokens import FallbackCounter, TiktokenCounter, TokenCounter
 from app.summarize import ExtractiveSummarizer, SourceMessage, SummaryRequest
-from app.summarize.extractive import summarize_extractive
+from app.summarize.extractive import TOOL_LABEL, summarize_extractive
 
 O200K = TiktokenCounter("o200k_base", tiktoken.get_encoding("o200k_base"))
 FIELDS = ("key_facts", "decisions", "open_questions", "action_items")
@@ -103,10 +103,11 @@ def test_each_item_cites_the_message_it_came_from() -> None:
     assert {item.source_message_ids for item in items} == {(101,), (102,), (103,), (104,), (105,)}
     for item in items:
         (source,) = item.source_message_ids
-        assert item.text in by_id[source]
+        assert item.text.removeprefix(TOOL_LABEL) in by_id[source]
+    # What a tool returned says so, and comes after what was said in the conversation.
     assert texts(content.key_facts) == [
         "The budget is 40000 USD for the quarter.",
-        '{"ticket": "OPS-7781", "status": "open", "sla_hours": 48}',
+        'Tool output: {"ticket": "OPS-7781", "status": "open", "sla_hours": 48}',
     ]
 
 
