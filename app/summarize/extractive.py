@@ -17,6 +17,9 @@ from app.budget.tokens import TokenCounter
 from app.summarize.base import SourceMessage, SummaryRequest
 
 MAX_ITEM_CHARS = 240
+#: What a fact read from a tool's output starts with, so that later summaries know it from
+#: a fact somebody stated.
+TOOL_LABEL = "Tool output: "
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _DECISION = re.compile(
     r"\b(decided|decide|decision|agreed|agree to|we will|we'll|let's|going with|go with|"
@@ -35,6 +38,9 @@ _IDENTIFIER = re.compile(
 _PROPER_NAME = re.compile(r"(?<=\s)[A-Z][a-z]+")
 _NORMALISE = re.compile(r"[\W_]+")
 _PER_MESSAGE_LIMIT = {"user": 6, "assistant": 4, "tool": 2}
+#: A fact is dense in specifics: at least one number, identifier or name per this many words
+#: (a long sentence that merely mentions a number is not a fact worth a line).
+_WORDS_PER_SPECIFIC = 20
 
 
 def _normalise(text: str) -> str:
@@ -56,9 +62,18 @@ def _specificity(sentence: str) -> int:
     )
 
 
+def _dense(sentence: str) -> bool:
+    specifics = (
+        len(re.findall(r"\d+", sentence))
+        + len(_IDENTIFIER.findall(sentence))
+        + len(_PROPER_NAME.findall(sentence))
+    )
+    return specifics * _WORDS_PER_SPECIFIC >= len(sentence.split())
+
+
 @dataclass(frozen=True)
 class _Candidate:
-    kind: str  # "decision" | "question" | "action" | "fact"
+    kind: str  # "decision" | "question" | "action" | "fact" | "tool fact"
     score: int
     item: SummaryItem
 
@@ -77,7 +92,12 @@ def _candidates(message: SourceMessage) -> list[_Candidate]:
             found.append(_Candidate("question", specificity + 2, item))
         elif message.role != "tool" and _ACTION.search(sentence):
             found.append(_Candidate("action", specificity + 1, item))
-        elif specificity >= (3 if message.role == "tool" else 2):
+        elif not _dense(sentence):
+            continue
+        elif message.role == "tool" and specificity >= 3:
+            labelled = SummaryItem(_clip(TOOL_LABEL + sentence), item.source_message_ids)
+            found.append(_Candidate("tool fact", specificity, labelled))
+        elif specificity >= 2:
             found.append(_Candidate("fact", specificity, item))
     found.sort(key=lambda candidate: -candidate.score)
     return found[: _PER_MESSAGE_LIMIT.get(message.role, 2)]
@@ -112,76 +132,102 @@ class ExtractiveSummarizer:
         return summarize_extractive(request)
 
 
+def _from_tool(item: SummaryItem) -> bool:
+    return item.text.startswith(TOOL_LABEL)
+
+
 def summarize_extractive(request: SummaryRequest) -> SummaryContent:
     previous = request.previous
-    fresh: dict[str, list[SummaryItem]] = {"decision": [], "question": [], "action": [], "fact": []}
+    fresh: dict[str, list[SummaryItem]] = {
+        "decision": [],
+        "question": [],
+        "action": [],
+        "fact": [],
+        "tool fact": [],
+    }
     ranked = sorted(
         (c for m in request.messages for c in _candidates(m)),
         key=lambda c: -c.score,
     )
     for candidate in ranked:
         fresh[candidate.kind].append(candidate.item)
+    earlier = previous or SummaryContent(summary_text="")
+    stated = [i for i in earlier.key_facts if not _from_tool(i)]
+    read = [i for i in earlier.key_facts if _from_tool(i)]
 
-    # Priority: what earlier summaries established, then what is new, action items last.
+    # Priority, highest first. What earlier summaries decided, left open or were told stays:
+    # nothing new evicts it. New decisions, questions and facts come next, then action items,
+    # and last what a tool returned: it fills the room that is left and gives it up to
+    # anything said in the conversation.
     ordered: list[tuple[str, SummaryItem]] = []
-    if previous is not None:
-        ordered += [("decisions", i) for i in previous.decisions]
-        ordered += [("key_facts", i) for i in previous.key_facts]
-        ordered += [("open_questions", i) for i in previous.open_questions]
+    ordered += [("decisions", i) for i in earlier.decisions]
+    ordered += [("open_questions", i) for i in earlier.open_questions]
+    ordered += [("key_facts", i) for i in stated]
     ordered += [("decisions", i) for i in fresh["decision"]]
-    ordered += [("key_facts", i) for i in fresh["fact"]]
     ordered += [("open_questions", i) for i in fresh["question"]]
-    if previous is not None:
-        ordered += [("action_items", i) for i in previous.action_items]
+    ordered += [("key_facts", i) for i in fresh["fact"]]
+    ordered += [("action_items", i) for i in earlier.action_items]
     ordered += [("action_items", i) for i in fresh["action"]]
+    ordered += [("key_facts", i) for i in read]
+    ordered += [("key_facts", i) for i in fresh["tool fact"]]
 
-    chosen: dict[str, list[SummaryItem]] = {
-        "key_facts": [],
-        "decisions": [],
-        "open_questions": [],
-        "action_items": [],
-    }
-    seen: set[str] = set()
     counter = request.counter
     target = request.target_tokens
-    # Items carry the facts; the narrative only says what was folded, so it never takes
-    # more than a quarter of the target.
-    narrative = _fit(_narrative(request.messages, previous), target // 4, counter)
-    used = counter.count_text(narrative) + 1
+    # Items carry the facts; the narrative only says what was folded. Its first sentence is
+    # set aside, the items are chosen, and the narrative takes what room is left (at most a
+    # quarter of the target), so a longer narrative never pushes an item out.
+    full_narrative = _narrative(request.messages, previous)
+    head = full_narrative.split(". Most recent: ")[0] + "."
+    used = counter.count_text(head) + 1
+    picked: list[tuple[str, SummaryItem]] = []
+    seen: set[str] = set()
+    titled: set[str] = set()
     for field, item in ordered:
-        key = _normalise(item.text)
+        key = _normalise(item.text.removeprefix(TOOL_LABEL))
         if not key or key in seen:
             continue
         # A line costs its text, its bullet and its line break; the first line of a section
         # also pays for the section's title.
         cost = counter.count_text(f"- {item.text}") + 1
-        if not chosen[field]:
+        if field not in titled:
             cost += counter.count_text(f"{SECTION_TITLES[field]}:") + 1
         if used + cost > target:
             continue
         seen.add(key)
-        chosen[field].append(item)
+        titled.add(field)
+        picked.append((field, item))
         used += cost
+    room = target - used + counter.count_text(head) + 1
+    narrative = _fit(full_narrative, min(target // 4, room), counter)
+    if counter.count_text(narrative) < counter.count_text(head) and room > 0:
+        narrative = _fit(head, room, counter)
+
+    # Each section reads oldest first: what earlier summaries held, then what is new.
+    position = {
+        id(item): index
+        for index, item in enumerate(
+            (*earlier.key_facts, *earlier.decisions, *earlier.open_questions, *earlier.action_items)
+        )
+    }
 
     def build() -> SummaryContent:
+        sections: dict[str, list[tuple[int, int, SummaryItem]]] = {f: [] for f in SECTION_TITLES}
+        for rank, (field, item) in enumerate(picked):
+            age = position.get(id(item), len(position))
+            sections[field].append((age, rank, item))
         return SummaryContent(
             summary_text=narrative,
-            key_facts=tuple(chosen["key_facts"]),
-            decisions=tuple(chosen["decisions"]),
-            open_questions=tuple(chosen["open_questions"]),
-            action_items=tuple(chosen["action_items"]),
+            **{f: tuple(item for _, _, item in sorted(rows)) for f, rows in sections.items()},
         )
 
     content = build()
     # Lines were counted apart; tokens can merge across line breaks, so check the whole and
-    # give up the narrative before any item.
-    trim_order = ("action_items", "open_questions", "key_facts", "decisions")
+    # give up the narrative before any item, then items from the lowest priority up.
     while counter.count_text(render_summary(content)) > target:
-        fullest = next((f for f in trim_order if chosen[f]), None)
         if narrative:
             narrative = narrative[: len(narrative) // 2]
-        elif fullest is not None:
-            chosen[fullest].pop()
+        elif picked:
+            picked.pop()
         else:
             break
         content = build()

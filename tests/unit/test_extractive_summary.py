@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
 from app.budget.tokens import FallbackCounter, TiktokenCounter, TokenCounter
 from app.summarize import ExtractiveSummarizer, SourceMessage, SummaryRequest
-from app.summarize.extractive import summarize_extractive
+from app.summarize.extractive import TOOL_LABEL, summarize_extractive
 
 O200K = TiktokenCounter("o200k_base", tiktoken.get_encoding("o200k_base"))
 FIELDS = ("key_facts", "decisions", "open_questions", "action_items")
@@ -103,10 +103,11 @@ def test_each_item_cites_the_message_it_came_from() -> None:
     assert {item.source_message_ids for item in items} == {(101,), (102,), (103,), (104,), (105,)}
     for item in items:
         (source,) = item.source_message_ids
-        assert item.text in by_id[source]
+        assert item.text.removeprefix(TOOL_LABEL) in by_id[source]
+    # What a tool returned says so, and comes after what was said in the conversation.
     assert texts(content.key_facts) == [
         "The budget is 40000 USD for the quarter.",
-        '{"ticket": "OPS-7781", "status": "open", "sla_hours": 48}',
+        'Tool output: {"ticket": "OPS-7781", "status": "open", "sla_hours": 48}',
     ]
 
 
@@ -340,3 +341,80 @@ async def test_async_summarizer_matches_the_sync_function() -> None:
         previous=None, messages=_huge_input()[:20], target_tokens=300, counter=O200K
     )
     assert await summarizer.summarize(request) == summarize_extractive(request)
+
+
+# --------------------------------------------------------------------------- a long session
+
+
+def tool_rows(fold: int, calls: int = 6) -> tuple[SourceMessage, ...]:
+    """Search results: every row dense in specifics, as tool output usually is."""
+    return tuple(
+        SourceMessage(
+            10_000 + 100 * fold + call,
+            "tool",
+            "\n".join(
+                f"{row}. H-{fold}{call}{row:02d} {100 + 7 * row} EUR quiet room near the station"
+                for row in range(8)
+            ),
+        )
+        for call in range(calls)
+    )
+
+
+def chatter(fold: int) -> SourceMessage:
+    return SourceMessage(
+        20_000 + fold,
+        "user",
+        f"Turn {fold}: " + "please check the hotel and the train near the station again " * 6,
+    )
+
+
+def test_facts_and_questions_the_user_states_survive_a_tool_heavy_session() -> None:
+    """What a user sees: at the service's default target for an 8k model (829 tokens),
+    summary after summary of tool output and chatter, the loyalty number they gave and the
+    question they left open are still in the fortieth summary, though the first summary had
+    already filled up with search results before they said either."""
+    target = int(0.15 * 5530)
+    summary = summarise(*tool_rows(0, calls=30), chatter(0), target=target)
+    assert O200K.count_text(render_summary(summary)) > target * 0.8  # full of tool output
+    fact = "For the record, my loyalty number for Bilbao bookings is LOY-4471-QZ."
+    question = "Still open: should the day 3 transfer leave at 7am or later?"
+    stated = SourceMessage(5, "user", f"Noted. {fact} {question}")
+    summary = summarise(stated, *tool_rows(2), previous=summary, target=target)
+    for fold in range(3, 40):
+        summary = summarise(chatter(fold), *tool_rows(fold), previous=summary, target=target)
+        assert O200K.count_text(render_summary(summary)) <= target
+        assert fact in texts(summary.key_facts), f"fold {fold} lost the user's fact"
+        assert question in texts(summary.open_questions), f"fold {fold} lost the question"
+    # What a tool returned is labelled, and still fills the room that is left.
+    tool_facts = [t for t in texts(summary.key_facts) if t.startswith(TOOL_LABEL)]
+    assert tool_facts
+    assert all(t.startswith(TOOL_LABEL) or "H-" not in t for t in texts(summary.key_facts))
+
+
+def test_a_stated_fact_takes_the_place_of_earlier_tool_output() -> None:
+    target = 300
+    full = summarise(*tool_rows(0, calls=20), target=target)
+    assert all(t.startswith(TOOL_LABEL) for t in texts(full.key_facts))
+    fact = "My passport number is X1234567 and it expires on 2031-05-02."
+    folded = summarise(SourceMessage(7, "user", fact), previous=full, target=target)
+    assert fact in texts(folded.key_facts)
+    assert len(folded.key_facts) <= len(full.key_facts)  # a tool row gave up its room
+    assert O200K.count_text(render_summary(folded)) <= target
+
+
+def test_earlier_open_questions_outlast_a_flood_of_new_questions_and_facts() -> None:
+    target = 220
+    question = "Which region hosts the EU customers' backups?"
+    summary = summarise(SourceMessage(1, "user", question), target=target)
+    for fold in range(2, 21):
+        summary = summarise(*fold_material(fold), previous=summary, target=target)
+        assert question in texts(summary.open_questions), f"fold {fold} dropped it"
+
+
+def test_a_long_sentence_that_merely_mentions_a_number_is_not_a_fact() -> None:
+    ramble = "On day 2 " + "we walked along the river and looked at the old bridges " * 4
+    content = summarise(SourceMessage(1, "user", ramble.strip() + "."))
+    assert content.key_facts == ()
+    short = summarise(SourceMessage(2, "user", "On day 2 we walked to the old bridge."))
+    assert texts(short.key_facts) == ["On day 2 we walked to the old bridge."]
