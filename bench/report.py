@@ -290,6 +290,10 @@ RENDER = {"latency": latency_section, "throughput": throughput_section, "quality
 PLOT = {"latency": plot_latency, "throughput": plot_throughput, "quality": plot_quality}
 
 
+#: What the profile says about the figures: written by hand, kept beside the figures.
+FINDINGS = Path(__file__).resolve().parent / "findings.md"
+
+
 def write_page(sections: dict[str, dict[str, Any]], machine: dict[str, str]) -> None:
     rows = "\n".join(f"| {name} | {value} |" for name, value in machine.items())
     summary = []
@@ -315,6 +319,8 @@ machine and vary from run to run by several percent.
 ## Targets
 
 {targets_table(summary)}
+
+{FINDINGS.read_text().strip()}
 
 {body}"""
     (DOCS / "benchmarks.md").write_text(page.rstrip() + "\n")
