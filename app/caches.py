@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from datetime import datetime
 from typing import Generic, TypeVar
 
 from app.budget.summary import SummaryContent
@@ -44,9 +45,10 @@ class LRU(Generic[K, V]):
         return len(self._entries)
 
 
-class SummaryCache(LRU[int, SummaryContent]):
-    """Summaries' parsed content by summary id: a summary row is never updated, so an entry
-    is never stale (a deleted session's summaries simply stop being asked for)."""
+class SummaryCache(LRU[tuple[int, datetime], SummaryContent]):
+    """Summaries' parsed content by summary id and creation time: a summary row is never
+    updated, so an entry is never stale. The time is part of the key because SQLite may give
+    the id of a deleted row (an erased session's summary) to a new one."""
 
     def __init__(self, max_entries: int = 1024) -> None:
         super().__init__(max_entries)

@@ -22,7 +22,7 @@ class Runtime:
     summarizer: Summarizer
     metrics: Metrics
     api_keys: ApiKeyCache
-    #: Parsed summaries by id (they never change once written).
+    #: Parsed summaries by id and creation time (they never change once written).
     summaries: SummaryCache = field(default_factory=SummaryCache)
     #: Calibration ratios by (tenant, model key, estimator), for ``calibration_cache_seconds``.
     calibrations: TTLCache[tuple[str, str, str], float] = field(default_factory=lambda: TTLCache(0))

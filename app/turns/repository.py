@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import Select, and_, bindparam, literal, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -21,6 +22,9 @@ class SummaryHead:
     from_message_id: int | None
     from_seq: int
     to_seq: int
+    #: With the id, what names this summary for good: SQLite may give a deleted row's id to
+    #: a new row, never its creation time too.
+    created_at: datetime
 
 
 # The statements of every assembly, built once: making a statement and its cache key costs
@@ -37,6 +41,7 @@ _LATEST_SUMMARY_HEAD = (
         SummaryRecord.from_message_id,
         SummaryRecord.from_seq,
         SummaryRecord.to_seq,
+        SummaryRecord.created_at,
     )
     .where(
         SummaryRecord.tenant_id == bindparam("tenant_id"),
@@ -58,7 +63,14 @@ _OPEN_TURN_ID = (
 
 
 def _assembly_state() -> Select[
-    str | None, int | None, int | None, int | None, int | None, int | None, MessageRecord | None
+    str | None,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    int | None,
+    datetime | None,
+    MessageRecord | None,
 ]:
     head = _LATEST_SUMMARY_HEAD.subquery()
     # At least one row whatever there is: a constant row, the summary head joined to it if
@@ -77,6 +89,7 @@ def _assembly_state() -> Select[
             head.c.from_message_id,
             head.c.from_seq,
             head.c.to_seq,
+            head.c.created_at,
             MessageRecord,
         )
         .select_from(one.outerjoin(head, true()).outerjoin(MessageRecord, active))
@@ -132,11 +145,11 @@ class TurnRepository:
         of the lock wrote."""
         rows = (await self.db.execute(_ASSEMBLY_STATE, self._params(session_id))).all()
         first = rows[0]
-        head = SummaryHead(*first[1:6]) if first[1] is not None else None  # type: ignore[arg-type]
+        head = SummaryHead(*first[1:7]) if first[1] is not None else None  # type: ignore[arg-type]
         return AssemblyState(
             open_turn_id=first[0],
             latest_summary=head,
-            active=[row[6] for row in rows if row[6] is not None],
+            active=[row[7] for row in rows if row[7] is not None],
         )
 
     async def summary(self, summary_id: int) -> SummaryRecord | None:

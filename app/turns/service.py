@@ -542,14 +542,16 @@ class TurnService:
         )
 
     async def _summary_content(self, head: SummaryHead) -> SummaryContent:
-        """A summary's content, parsed once per process: summaries never change."""
-        content = self.runtime.summaries.get(head.id)
+        """A summary's content, parsed once per process: summaries never change. Cached only
+        once read back committed, under its id and creation time (see ``SummaryHead``)."""
+        key = (head.id, head.created_at)
+        content = self.runtime.summaries.get(key)
         if content is None:
             record = await self.turns.summary(head.id)
             if record is None:  # erased between the two reads: the session lock forbids it
                 raise NotFoundError("summary_not_found", f"summary {head.id} is gone")
             content = summary_content(record)
-            self.runtime.summaries.put(head.id, content)
+            self.runtime.summaries.put(key, content)
         return content
 
     async def _summarise(
@@ -837,7 +839,6 @@ class TurnService:
             )
             self.db.add(record)
             await self.db.flush()
-            self.runtime.summaries.put(record.id, summarised.content)
             summarised_ids += [m.id for m in sources]
             if pending_job is not None:
                 # Made here because this prompt could not wait: the job's result is moot.

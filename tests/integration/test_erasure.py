@@ -7,7 +7,14 @@ from sqlalchemy import select
 from app.db import create_engine
 from app.models import Base
 from tests.conftest import RunningApp
-from tests.support import audit_rows, create_session, post_step, start_turn, words
+from tests.support import (
+    audit_rows,
+    complete_turn,
+    create_session,
+    post_step,
+    start_turn,
+    words,
+)
 
 SECRET = "Zanzibar-7731"
 
@@ -78,3 +85,27 @@ async def test_a_retry_after_erasure_replays_nothing(apps: RunningApp) -> None:
 
     assert retried.status_code == 404
     assert SECRET not in retried.text
+
+
+async def test_an_erased_sessions_summary_never_reaches_another_sessions_prompt(
+    apps: RunningApp,
+) -> None:
+    # SQLite may give a deleted row's id to the next row: the next session's summary can have
+    # the erased summary's id, and must still be its own.
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    erased = await create_session(client)
+    for n in range(3):
+        turn = await start_turn(client, erased["id"], f"My locker code is {SECRET}-{n}.")
+        await complete_turn(client, erased["id"], turn["turn_id"], f"Noted, code {SECRET}-{n}.")
+    assert (await client.get(f"/v1/sessions/{erased['id']}/summaries")).json()["summaries"]
+    await client.delete(f"/v1/sessions/{erased['id']}")
+
+    other = await create_session(client)
+    prompts = []
+    for n in range(4):
+        turn = await start_turn(client, other["id"], f"Book table 4{n} for Friday at 8 pm.")
+        prompts.append(turn["messages"])
+        await complete_turn(client, other["id"], turn["turn_id"], f"Table 4{n} booked.")
+
+    assert (await client.get(f"/v1/sessions/{other['id']}/summaries")).json()["summaries"]
+    assert all(SECRET not in str(messages) for messages in prompts)
