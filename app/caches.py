@@ -41,6 +41,9 @@ class LRU(Generic[K, V]):
     def discard(self, key: K) -> None:
         self._entries.pop(key, None)
 
+    def clear(self) -> None:
+        self._entries.clear()
+
     def __len__(self) -> int:
         return len(self._entries)
 
@@ -84,3 +87,6 @@ class TTLCache(Generic[K, V]):
 
     def discard(self, key: K) -> None:
         self._entries.discard(key)
+
+    def clear(self) -> None:
+        self._entries.clear()

@@ -14,13 +14,15 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from app.caches import TTLCache
+
 if TYPE_CHECKING:  # the service tells this module of key changes: imported the other way
     from app.auth.service import Caller
 
 V = TypeVar("V")
 
-#: Entries kept per cache at most. A flood of made-up keys empties it now and then rather than
-#: growing it: each such key costs one query, as it would without a cache.
+#: Entries kept per cache at most, the least recently used going first: a flood of made-up keys
+#: does not grow it, each such key costing one query, as it would without a cache.
 MAX_ENTRIES = 10_000
 
 # Key changes committed in this process so far; a cache that last saw another number empties
@@ -35,31 +37,28 @@ def keys_changed() -> None:
 
 
 class _Expiring(Generic[V]):
-    """Values loaded from the database, each trusted for ``ttl_seconds`` after its load."""
+    """Values loaded from the database, each trusted for ``ttl_seconds`` after its load, all
+    forgotten when this process commits a key change."""
 
     def __init__(self, ttl_seconds: float, clock: Callable[[], float]) -> None:
-        self.ttl_seconds = ttl_seconds
-        self.clock = clock
-        self._entries: dict[str, tuple[float, V]] = {}
+        # Values are boxed: None ("no such key") is a value worth keeping.
+        self._entries: TTLCache[str, tuple[V]] = TTLCache(
+            ttl_seconds, max_entries=MAX_ENTRIES, clock=clock
+        )
         self._changes_seen = _changes
 
     async def get(self, key: str, load: Callable[[], Awaitable[V]]) -> V:
-        if self.ttl_seconds <= 0:
-            return await load()
         if self._changes_seen != _changes:
             self._entries.clear()
             self._changes_seen = _changes
-        now = self.clock()
-        entry = self._entries.get(key)
-        if entry is not None and entry[0] > now:
-            return entry[1]
+        kept = self._entries.get(key)
+        if kept is not None:
+            return kept[0]
         changes_before = _changes
         value = await load()
         # A key change committed while this was read may not be in it: not kept.
         if changes_before == _changes:
-            if len(self._entries) >= MAX_ENTRIES:
-                self._entries.clear()
-            self._entries[key] = (now + self.ttl_seconds, value)
+            self._entries.put(key, (value,))
         return value
 
 
