@@ -52,6 +52,12 @@ class InvalidRequestError(ServiceError):
     code = "invalid_request"
 
 
+class ToolCallIdReusedError(InvalidRequestError):
+    """A step's tool call reuses an id the session's active history already has."""
+
+    code = "tool_call_id_reused"
+
+
 class InvalidBudgetError(ServiceError):
     status_code = 422
     code = "invalid_budget"

@@ -20,8 +20,8 @@ from app.budget.tokens import TokenizerRegistry, content_text
 from app.errors import NotFoundError
 from app.models import AuditRecord, MessageRecord, MessageState
 from app.sessions.repository import SessionRepository
-from app.sessions.service import session_budget
 from app.settings import Settings
+from app.tokens.budgets import session_budget
 from app.turns.repository import TurnRepository
 
 STATES = (MessageState.ACTIVE, MessageState.SUMMARISED, MessageState.PRUNED)

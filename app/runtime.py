@@ -2,17 +2,45 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.cache import ApiKeyCache
-from app.budget.tokens import TokenizerRegistry
-from app.caches import SummaryCache, TTLCache
+from app.budget.assembly import ContextBlocks, FixedCost, fixed_cost
+from app.budget.tokens import ChatRules, TokenCounter, TokenizerRegistry, rules_of
+from app.caches import LRU, SummaryCache, TTLCache
 from app.metrics import Metrics
 from app.settings import Settings
 from app.summarize import Summarizer
+from app.tokens.calibration import CalibrationService
+
+
+class FixedCostCache:
+    """The fixed cost of a session's blocks (system layers, goal, memory, summary, tools):
+    between two policy events every turn has the same blocks, so they are tokenised once.
+
+    Keyed by everything that changes the count: the counter's name (encoding, scale, the
+    tagged rules), its whole rule set (reply priming and tool rules are not in the name),
+    and the blocks' text."""
+
+    def __init__(self, max_entries: int = 1024) -> None:
+        self._entries: LRU[tuple[str, ChatRules, str], FixedCost] = LRU(max_entries)
+
+    def __call__(self, counter: TokenCounter, blocks: ContextBlocks) -> FixedCost:
+        key = (
+            counter.name,
+            rules_of(counter),
+            json.dumps([blocks.sections(), blocks.tools], sort_keys=True),
+        )
+        known = self._entries.get(key)
+        if known is None:
+            known = fixed_cost(counter, blocks)
+            self._entries.put(key, known)
+        return FixedCost(known.tokens, dict(known.blocks))
 
 
 @dataclass
@@ -26,6 +54,18 @@ class Runtime:
     summaries: SummaryCache = field(default_factory=SummaryCache)
     #: Calibration ratios by (tenant, model key, estimator), for ``calibration_cache_seconds``.
     calibrations: TTLCache[tuple[str, str, str], float] = field(default_factory=lambda: TTLCache(0))
+    #: Fixed costs of blocks by counter and text (see ``FixedCostCache``).
+    fixed_costs: FixedCostCache = field(default_factory=FixedCostCache)
+
+    def calibration(self, db: AsyncSession) -> CalibrationService:
+        """Calibration for a request's unit of work, with this worker's ratio cache."""
+        return CalibrationService(
+            db,
+            settings=self.settings,
+            tokenizers=self.tokenizers,
+            metrics=self.metrics,
+            cache=self.calibrations,
+        )
 
 
 async def get_runtime(request: Request) -> Runtime:

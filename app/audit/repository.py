@@ -16,6 +16,7 @@ from sqlalchemy import (
     Select,
     delete,
     func,
+    insert,
     select,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -23,6 +24,8 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from app.audit.schemas import AuditFilter
+from app.audit.telemetry import note_audit_row
+from app.db import WriteBatch
 from app.models import AuditRecord
 
 
@@ -110,6 +113,12 @@ class AuditRepository:
 
     def add(self, record: AuditRecord) -> None:
         self.db.add(record)
+
+    def insert(self, batch: WriteBatch, values: dict[str, Any]) -> None:
+        """An assembly's audit row, with its reserved id; counted and logged once its
+        transaction commits, like every audit row."""
+        batch.add(insert(AuditRecord).values(values))
+        note_audit_row(self.db.sync_session, values)
 
     async def get(self, audit_id: int, *, tenant_id: str) -> AuditRecord | None:
         query = select(AuditRecord).where(

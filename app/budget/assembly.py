@@ -10,8 +10,6 @@ form a stable cache prefix.
 from __future__ import annotations
 
 import hashlib
-import json
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -90,31 +88,12 @@ class FixedCost:
     blocks: dict[str, int]
 
 
-_FIXED_COSTS: OrderedDict[tuple[str, str], FixedCost] = OrderedDict()
-_FIXED_COSTS_KEPT = 1024
-
-
 def fixed_cost(counter: TokenCounter, blocks: ContextBlocks) -> FixedCost:
     """Exact tokens of everything but the conversation, with a per-block breakdown that adds
     up to the total (message overhead and priming are booked to the system block).
 
-    Remembered per estimator and block contents: between two policy events every turn of a
-    session has the same blocks, so its system layers, memory and summary are tokenised once,
-    not on every call.
-    """
-    key = (counter.name, json.dumps([blocks.sections(), blocks.tools], sort_keys=True))
-    known = _FIXED_COSTS.get(key)
-    if known is None:
-        known = _measure_fixed_cost(counter, blocks)
-        _FIXED_COSTS[key] = known
-        if len(_FIXED_COSTS) > _FIXED_COSTS_KEPT:
-            _FIXED_COSTS.popitem(last=False)
-    else:
-        _FIXED_COSTS.move_to_end(key)
-    return FixedCost(known.tokens, dict(known.blocks))
-
-
-def _measure_fixed_cost(counter: TokenCounter, blocks: ContextBlocks) -> FixedCost:
+    Measured every time: between two policy events every turn of a session has the same
+    blocks, so the runtime remembers the result (``app.caches.FixedCostCache``)."""
     breakdown = dict.fromkeys((SYSTEM_BLOCK, GOAL_BLOCK, MEMORY_BLOCK, SUMMARY_BLOCK), 0)
     message = system_message(blocks)
     total = reply_priming(counter)

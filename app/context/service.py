@@ -15,7 +15,7 @@ from app.context.schemas import (
     TruncateResponse,
 )
 from app.runtime import Runtime
-from app.sessions.service import resolve_budget
+from app.tokens.budgets import resolve_budget
 
 
 def _plain(messages: list[ChatMessageIn]) -> list[dict[str, Any]]:

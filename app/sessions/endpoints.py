@@ -27,12 +27,7 @@ SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN)]
 async def get_session_service(
     db: DbSession, runtime: RuntimeDep, caller: AgentCaller
 ) -> SessionService:
-    return SessionService(
-        db,
-        tenant_id=caller.tenant_id,
-        settings=runtime.settings,
-        tokenizers=runtime.tokenizers,
-    )
+    return SessionService(db, tenant_id=caller.tenant_id, runtime=runtime)
 
 
 SessionServiceDep = Annotated[SessionService, Depends(get_session_service)]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, select
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import WriteBatch
 from app.models import SessionRecord, TurnRecord, TurnStatus
+from app.models.base import utcnow
 
 # Built once: making a statement and its cache key costs more than running it on an index.
 _SESSION = select(SessionRecord).where(
@@ -42,3 +47,26 @@ class SessionRepository:
             TurnRecord.status == TurnStatus.OPEN,
         )
         return (await self.db.execute(query)).scalar_one_or_none()
+
+    def record_assembly(
+        self,
+        batch: WriteBatch,
+        session_id: str,
+        *,
+        turn_count: int,
+        message_count: int,
+        prompt_fingerprint: Sequence[str] | None = None,
+    ) -> None:
+        """The session's counters after a turn's writes (and the prompt it was handed)."""
+        values: dict[str, Any] = {
+            "turn_count": turn_count,
+            "message_count": message_count,
+            "updated_at": utcnow(),
+        }
+        if prompt_fingerprint is not None:
+            values["prompt_fingerprint"] = list(prompt_fingerprint)
+        batch.add(
+            update(SessionRecord)
+            .where(SessionRecord.tenant_id == self.tenant_id, SessionRecord.id == session_id)
+            .values(**values)
+        )

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import uuid
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.budget.policy import Budget, compute_budget
-from app.budget.tokens import ModelSpec, TokenCounter, TokenizerRegistry
-from app.errors import ConflictError, InvalidBudgetError, NotFoundError
+from app.errors import ConflictError, NotFoundError
 from app.models import SessionRecord
 from app.sessions.repository import SessionRepository
 from app.sessions.schemas import (
@@ -24,76 +20,11 @@ from app.sessions.schemas import (
     SessionUpdate,
     SystemLayersOut,
 )
-from app.settings import Settings
-from app.tokens.calibration import CalibrationService
+from app.tokens.budgets import resolve_budget, session_budget
 from app.tokens.schemas import ToolDefinition
 
-
-@dataclass(frozen=True)
-class SessionBudget:
-    """What a session's model and overrides mean for its prompts."""
-
-    spec: ModelSpec
-    budget: Budget
-    counter: TokenCounter
-    estimator_fallback: bool
-    #: The calibration ratio in force: ``budget.input_budget`` is the model's input budget
-    #: divided by it, which is the same as counting every estimate that much higher.
-    calibration_ratio: float = 1.0
-
-    def calibrated(self, ratio: float) -> SessionBudget:
-        """The budget with a calibration ratio applied (1.0 leaves it as it is)."""
-        if ratio == 1.0:
-            return self
-        input_budget = max(1, math.floor(self.budget.input_budget / ratio))
-        return replace(
-            self,
-            budget=replace(self.budget, input_budget=input_budget),
-            calibration_ratio=ratio,
-        )
-
-
-def resolve_budget(
-    *,
-    model: str,
-    context_limit: int | None,
-    max_output_tokens: int | None,
-    settings: Settings,
-    tokenizers: TokenizerRegistry,
-) -> SessionBudget:
-    spec = tokenizers.lookup(model, default_context_limit=settings.default_context_limit)
-    budget = compute_budget(
-        model_context_limit=context_limit or spec.context_limit,
-        max_output_tokens=max_output_tokens or settings.max_output_tokens,
-        settings=settings.budget_settings(),
-    )
-    if not budget.valid:
-        raise InvalidBudgetError(
-            f"a {budget.model_context_limit}-token context leaves no input budget once "
-            f"{budget.output_reserve} tokens are reserved for output and "
-            f"{budget.overhead_reserve} for overhead; raise context_limit or lower "
-            "max_output_tokens",
-            details={
-                "model_context_limit": budget.model_context_limit,
-                "output_reserve": budget.output_reserve,
-                "overhead_reserve": budget.overhead_reserve,
-                "input_budget": budget.input_budget,
-            },
-        )
-    counter, fell_back = tokenizers.counter_for(spec)
-    return SessionBudget(spec, budget, counter, fell_back)
-
-
-def session_budget(
-    record: SessionRecord, *, settings: Settings, tokenizers: TokenizerRegistry
-) -> SessionBudget:
-    return resolve_budget(
-        model=record.model,
-        context_limit=record.context_limit,
-        max_output_tokens=record.max_output_tokens,
-        settings=settings,
-        tokenizers=tokenizers,
-    )
+if TYPE_CHECKING:
+    from app.runtime import Runtime
 
 
 def session_not_found(session_id: str) -> NotFoundError:
@@ -103,20 +34,13 @@ def session_not_found(session_id: str) -> NotFoundError:
 class SessionService:
     """One tenant's sessions."""
 
-    def __init__(
-        self,
-        db: AsyncSession,
-        *,
-        tenant_id: str,
-        settings: Settings,
-        tokenizers: TokenizerRegistry,
-    ) -> None:
+    def __init__(self, db: AsyncSession, *, tenant_id: str, runtime: Runtime) -> None:
         self.sessions = SessionRepository(db, tenant_id=tenant_id)
         self.tenant_id = tenant_id
         self.db = db
-        self.settings = settings
-        self.tokenizers = tokenizers
-        self.calibration = CalibrationService(db, settings=settings, tokenizers=tokenizers)
+        self.settings = runtime.settings
+        self.tokenizers = runtime.tokenizers
+        self.calibration = runtime.calibration(db)
 
     async def create(self, request: SessionCreate) -> SessionOut:
         """Create a session; 409 when the tenant already has one with the chosen id, 422 when

@@ -10,11 +10,8 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import (
-    MessageRecord,
-    MessageState,
     SummaryJobRecord,
     SummaryJobStatus,
-    SummaryRecord,
 )
 from app.models.base import utcnow
 
@@ -165,31 +162,6 @@ class SummaryJobRepository:
         if oldest is not None and oldest.tzinfo is None:
             oldest = oldest.replace(tzinfo=utcnow().tzinfo)
         return int(row[0]), oldest
-
-    async def latest_summary(self, tenant_id: str, session_id: str) -> SummaryRecord | None:
-        query = (
-            select(SummaryRecord)
-            .where(SummaryRecord.tenant_id == tenant_id, SummaryRecord.session_id == session_id)
-            .order_by(SummaryRecord.id.desc())
-            .limit(1)
-        )
-        return (await self.db.execute(query)).scalar_one_or_none()
-
-    async def active_messages_between(
-        self, tenant_id: str, session_id: str, *, after_seq: int, to_seq: int
-    ) -> Sequence[MessageRecord]:
-        query = (
-            select(MessageRecord)
-            .where(
-                MessageRecord.tenant_id == tenant_id,
-                MessageRecord.session_id == session_id,
-                MessageRecord.state == MessageState.ACTIVE,
-                MessageRecord.seq > after_seq,
-                MessageRecord.seq <= to_seq,
-            )
-            .order_by(MessageRecord.seq)
-        )
-        return (await self.db.execute(query)).scalars().all()
 
     async def mark_applied(self, job_ids: Sequence[int]) -> None:
         if not job_ids:

@@ -16,14 +16,19 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.budget.decision import NewSummary, SourceText, SummaryWork, accept_summary
+from app.budget.summary import SummaryContent
+from app.budget.tokens import content_text
 from app.models import SummaryJobRecord, SummaryJobStatus
 from app.models.base import utcnow
 from app.runtime import Runtime
 from app.sessions.repository import SessionRepository
-from app.sessions.service import SessionService, session_budget
+from app.sessions.service import session_not_found
+from app.summarize.running import run_summarizer
 from app.summary_jobs.repository import SummaryJobRepository
 from app.summary_jobs.schemas import SummaryJobList, SummaryJobOut
-from app.turns.service import _Summarised, summarise_sources, summary_content, summary_record
+from app.tokens.budgets import session_budget
+from app.turns.repository import TurnRepository, summary_content, summary_values
 
 logger = logging.getLogger(__name__)
 
@@ -39,12 +44,8 @@ class SummaryJobService:
 
     async def list_jobs(self, session_id: str, *, limit: int) -> SummaryJobList:
         """A session's summary jobs, newest first."""
-        await SessionService(
-            self.db,
-            tenant_id=self.tenant_id,
-            settings=self.runtime.settings,
-            tokenizers=self.runtime.tokenizers,
-        ).require(session_id)
+        if await SessionRepository(self.db, tenant_id=self.tenant_id).get(session_id) is None:
+            raise session_not_found(session_id)
         rows = await self.jobs.list_for_session(self.tenant_id, session_id, limit=limit)
         return SummaryJobList(
             jobs=[SummaryJobOut.model_validate(row, from_attributes=True) for row in rows]
@@ -113,14 +114,11 @@ class SummaryJobWorker:
         """Summarise a claimed job and write the result (or the failure)."""
         async with self.sessionmaker() as db:
             session = await SessionRepository(db, tenant_id=job.tenant_id).get(job.session_id)
-            jobs = SummaryJobRepository(db)
-            latest = await jobs.latest_summary(job.tenant_id, job.session_id)
+            turns = TurnRepository(db, tenant_id=job.tenant_id)
+            latest = await turns.latest_summary(job.session_id)
             sources = list(
-                await jobs.active_messages_between(
-                    job.tenant_id,
-                    job.session_id,
-                    after_seq=latest.to_seq if latest else 0,
-                    to_seq=job.to_seq,
+                await turns.active_messages_between(
+                    job.session_id, after_seq=latest.to_seq if latest else 0, to_seq=job.to_seq
                 )
             )
             await db.commit()
@@ -132,35 +130,60 @@ class SummaryJobWorker:
         resolved = session_budget(
             session, settings=self.settings, tokenizers=self.runtime.tokenizers
         )
-        try:
-            summarised = await summarise_sources(
-                self.runtime,
-                resolved=resolved,
-                previous=summary_content(latest) if latest else None,
-                sources=sources,
+        work = SummaryWork(
+            previous=summary_content(latest) if latest else None,
+            sources=tuple(SourceText(m.id, m.role, content_text(m.content)) for m in sources),
+            target_tokens=int(self.settings.summary_target_ratio * resolved.budget.input_budget),
+            bounded=False,
+        )
+        outcome = await run_summarizer(
+            self.runtime.summarizer, work, counter=resolved.counter, metrics=self.metrics
+        )
+        summarised = (
+            accept_summary(
+                outcome,
+                counter=resolved.counter,
+                target_tokens=work.target_tokens,
+                sources=work.sources,
+                source_seqs=[m.seq for m in sources],
             )
-        except Exception as error:
+            if isinstance(outcome, SummaryContent)
+            else None
+        )
+        if summarised is None:
+            failure = outcome if isinstance(outcome, str) else "contract"
             logger.warning(
-                "summary job %s for session %s failed; the next turn truncates instead",
+                "summary job %s for session %s failed (%s); the next turn truncates instead",
                 job.id,
                 job.session_id,
-                exc_info=True,
+                failure,
             )
-            await self._finish(
-                job, token, status=SummaryJobStatus.FAILED, failure=type(error).__name__[:128]
-            )
+            await self._finish(job, token, status=SummaryJobStatus.FAILED, failure=failure)
             return
-        await self._write(job, token, summarised, latest_id=latest.id if latest else None)
+        await self._write(
+            job,
+            token,
+            summarised,
+            latest_id=latest.id if latest else None,
+            encoding=resolved.counter.name,
+        )
 
     async def _write(
-        self, job: SummaryJobRecord, token: str, summarised: _Summarised, *, latest_id: int | None
+        self,
+        job: SummaryJobRecord,
+        token: str,
+        summarised: NewSummary,
+        *,
+        latest_id: int | None,
+        encoding: str,
     ) -> None:
         async with self.sessionmaker() as db:
             session = await SessionRepository(db, tenant_id=job.tenant_id).get(
                 job.session_id, lock=True
             )
+            turns = TurnRepository(db, tenant_id=job.tenant_id)
             jobs = SummaryJobRepository(db)
-            latest = await jobs.latest_summary(job.tenant_id, job.session_id)
+            latest = await turns.latest_summary(job.session_id)
             if session is None:
                 return
             if (latest.id if latest else None) != latest_id:
@@ -171,22 +194,25 @@ class SummaryJobWorker:
                 )
                 await db.commit()
                 return
-            record = summary_record(
-                summarised,
-                tenant_id=job.tenant_id,
-                session_id=job.session_id,
-                latest=latest,
-                turn_id=job.turn_id,
-                turn_seq=job.turn_seq,
-                encoding=session_budget(
-                    session, settings=self.settings, tokenizers=self.runtime.tokenizers
-                ).counter.name,
-                summarizer=self.runtime.summarizer.name,
+            summary_id = await turns.insert_summary(
+                summary_values(
+                    summarised.content,
+                    session_id=job.session_id,
+                    turn_id=job.turn_id,
+                    turn_seq=job.turn_seq,
+                    # A new summary covers the previous one's range and its sources.
+                    from_message_id=latest.from_message_id if latest else summarised.source_ids[0],
+                    to_message_id=summarised.source_ids[-1],
+                    from_seq=latest.from_seq if latest else summarised.source_seqs[0],
+                    to_seq=summarised.source_seqs[-1],
+                    rendered=summarised.rendered,
+                    tokens=summarised.tokens,
+                    encoding=encoding,
+                    summarizer=self.runtime.summarizer.name,
+                )
             )
-            db.add(record)
-            await db.flush()
             if not await jobs.finish(
-                job.id, token=token, status=SummaryJobStatus.DONE, summary_id=record.id
+                job.id, token=token, status=SummaryJobStatus.DONE, summary_id=summary_id
             ):
                 await db.rollback()  # the claim was lost: whoever holds it now writes
                 return

@@ -12,7 +12,6 @@ in), and every later assembly for them holds its prompt to ``input_budget / rati
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,15 +20,12 @@ from app.budget.calibration import CalibrationState, applied_ratio, observe
 from app.budget.tokens import ModelSpec, TokenCounter, TokenizerRegistry
 from app.caches import TTLCache
 from app.metrics import Metrics
-from app.models import CalibrationRecord, SessionRecord, TurnRecord
+from app.models import CalibrationRecord, SessionRecord
 from app.models.base import utcnow
 from app.settings import Settings
+from app.tokens.budgets import SessionBudget
 from app.tokens.repository import CalibrationRepository
 from app.tokens.schemas import CalibrationOut
-from app.turns.schemas import Usage
-
-if TYPE_CHECKING:
-    from app.sessions.service import SessionBudget
 
 
 def _state(record: CalibrationRecord | None) -> CalibrationState | None:
@@ -110,12 +106,17 @@ class CalibrationService:
         return resolved.calibrated(ratio)
 
     async def learn(
-        self, session: SessionRecord, turn: TurnRecord, *, step: int, usage: Usage | None
+        self,
+        session: SessionRecord,
+        *,
+        turn_id: str,
+        step: int,
+        prompt_tokens: int | None,
     ) -> None:
-        """Take a usage report about the prompt of ``step`` of ``turn`` into calibration."""
-        if not self.settings.calibration or usage is None or usage.prompt_tokens is None:
+        """Take a provider's count of the prompt of ``step`` of a turn into calibration."""
+        if not self.settings.calibration or prompt_tokens is None:
             return
-        assembly = await self.audit.accepted_assembly(session.tenant_id, session.id, turn.id, step)
+        assembly = await self.audit.accepted_assembly(session.tenant_id, session.id, turn_id, step)
         if assembly is None:
             return
         spec = self.tokenizers.lookup(
@@ -126,7 +127,7 @@ class CalibrationService:
         )
         observation = observe(
             _state(record) or CalibrationState(),
-            provider_tokens=usage.prompt_tokens,
+            provider_tokens=prompt_tokens,
             estimated_tokens=assembly.estimated_input_tokens_after_prune,
             settings=self.settings.calibration_settings(),
         )
@@ -136,7 +137,7 @@ class CalibrationService:
         record.rejected = state.rejected
         record.outlier_streak = state.outlier_streak
         record.last_observed = state.last_observed
-        record.last_provider_tokens = usage.prompt_tokens
+        record.last_provider_tokens = prompt_tokens
         record.last_estimated_tokens = assembly.estimated_input_tokens_after_prune
         record.updated_at = utcnow()
         if self.cache is not None:

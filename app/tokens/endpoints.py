@@ -17,9 +17,7 @@ router = APIRouter(prefix="/v1", tags=["tokens"], responses=ERROR_RESPONSES)
 async def get_token_service(
     db: DbSession, runtime: RuntimeDep, caller: AgentCaller
 ) -> TokenService:
-    return TokenService(
-        db, tenant_id=caller.tenant_id, settings=runtime.settings, tokenizers=runtime.tokenizers
-    )
+    return TokenService(db, tenant_id=caller.tenant_id, runtime=runtime)
 
 
 TokenServiceDep = Annotated[TokenService, Depends(get_token_service)]

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.budget.tokens import ModelSpec, TokenizerRegistry, count_request, counting_method
+from app.budget.tokens import ModelSpec, count_request, counting_method
 from app.models import CalibrationRecord
-from app.settings import Settings
-from app.tokens.calibration import Calibration, CalibrationService
+from app.tokens.calibration import Calibration
+
+if TYPE_CHECKING:
+    from app.runtime import Runtime
+
 from app.tokens.schemas import (
     CountBreakdown,
     CountOut,
@@ -23,18 +27,11 @@ from app.tokens.schemas import (
 class TokenService:
     """Counting and the model table, with the calling tenant's calibration."""
 
-    def __init__(
-        self,
-        db: AsyncSession,
-        *,
-        tenant_id: str,
-        settings: Settings,
-        tokenizers: TokenizerRegistry,
-    ) -> None:
+    def __init__(self, db: AsyncSession, *, tenant_id: str, runtime: Runtime) -> None:
         self.tenant_id = tenant_id
-        self.settings = settings
-        self.tokenizers = tokenizers
-        self.calibration = CalibrationService(db, settings=settings, tokenizers=tokenizers)
+        self.settings = runtime.settings
+        self.tokenizers = runtime.tokenizers
+        self.calibration = runtime.calibration(db)
 
     async def count(self, request: CountRequest) -> CountOut:
         """Input tokens of a chat request for a model: the count a turn would make."""

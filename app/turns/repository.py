@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, literal, select, true, update
+from sqlalchemy import Integer, Select, and_, bindparam, func, insert, literal, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import MessageRecord, MessageState, SummaryRecord, TurnRecord, TurnStatus
+from app.budget.summary import SummaryContent, SummaryItem
+from app.db import WriteBatch
+from app.models import (
+    AuditRecord,
+    MessageRecord,
+    MessageState,
+    SummaryRecord,
+    TurnRecord,
+    TurnStatus,
+)
+from app.models.base import utcnow
 
 
 @dataclass(frozen=True)
@@ -50,64 +61,122 @@ _LATEST_SUMMARY_HEAD = (
     .order_by(SummaryRecord.id.desc())
     .limit(1)
 )
-_OPEN_TURN_ID = (
-    select(TurnRecord.id)
+_OPEN_TURN = (
+    select(TurnRecord.id, TurnRecord.seq, TurnRecord.steps)
     .where(
         TurnRecord.tenant_id == bindparam("tenant_id"),
         TurnRecord.session_id == bindparam("session_id"),
         TurnRecord.status == TurnStatus.OPEN,
     )
     .limit(1)
-    .scalar_subquery()
+    .subquery()
+)
+#: What an assembly reads of each active message: everything but the bookkeeping columns.
+_MESSAGE_COLUMNS = (
+    MessageRecord.id,
+    MessageRecord.seq,
+    MessageRecord.turn_seq,
+    MessageRecord.role,
+    MessageRecord.content,
+    MessageRecord.name,
+    MessageRecord.tool_calls,
+    MessageRecord.tool_call_id,
+    MessageRecord.answers_seq,
+    MessageRecord.token_count,
+    MessageRecord.token_encoding,
 )
 
 
-def _assembly_state() -> Select[
-    str | None,
-    int | None,
-    int | None,
-    int | None,
-    int | None,
-    int | None,
-    datetime | None,
-    MessageRecord | None,
-]:
+def _assembly_snapshot(dialect: str) -> Select[Any]:
     head = _LATEST_SUMMARY_HEAD.subquery()
-    # At least one row whatever there is: a constant row, the summary head joined to it if
-    # there is one, and each active message joined to that.
+    # At least one row whatever there is: a constant row, the open turn and the summary head
+    # joined to it if there are, and each active message joined to that.
     one = select(literal(1).label("one")).subquery()
     active = and_(
         MessageRecord.tenant_id == bindparam("tenant_id"),
         MessageRecord.session_id == bindparam("session_id"),
         MessageRecord.state == MessageState.ACTIVE,
     )
+    # Ids for the rows this assembly will insert, taken in its snapshot read so that its
+    # writes need nothing back from the database. Postgres draws them from each table's
+    # sequence; SQLite (one writer at a time, BEGIN IMMEDIATE) continues from the largest id,
+    # as its own rowid allocation does.
+    tables: tuple[type[MessageRecord] | type[AuditRecord], ...] = (MessageRecord, AuditRecord)
+    if dialect == "postgresql":
+        reserved = [
+            select(
+                func.array_agg(func.nextval(func.pg_get_serial_sequence(table.__tablename__, "id")))
+            )
+            .select_from(func.generate_series(1, bindparam(count, type_=Integer)))
+            .scalar_subquery()
+            for table, count in zip(tables, ("new_messages", "new_audit_rows"), strict=True)
+        ]
+    else:
+        reserved = [
+            select(func.coalesce(func.max(table.id), 0)).scalar_subquery() for table in tables
+        ]
     return (
         select(
-            _OPEN_TURN_ID,
+            _OPEN_TURN.c.id,
+            _OPEN_TURN.c.seq,
+            _OPEN_TURN.c.steps,
             head.c.id,
             head.c.turn_seq,
             head.c.from_message_id,
             head.c.from_seq,
             head.c.to_seq,
             head.c.created_at,
-            MessageRecord,
+            reserved[0],
+            reserved[1],
+            *_MESSAGE_COLUMNS,
         )
-        .select_from(one.outerjoin(head, true()).outerjoin(MessageRecord, active))
+        .select_from(
+            one.outerjoin(_OPEN_TURN, true())
+            .outerjoin(head, true())
+            .outerjoin(MessageRecord, active)
+        )
         .order_by(MessageRecord.seq)
     )
 
 
-_ASSEMBLY_STATE = _assembly_state()
+_SNAPSHOTS = {dialect: _assembly_snapshot(dialect) for dialect in ("postgresql", "sqlite")}
+
+
+@dataclass(frozen=True)
+class OpenTurn:
+    id: str
+    seq: int
+    steps: int
+
+
+@dataclass(frozen=True)
+class StoredRow:
+    """An active message as an assembly reads it."""
+
+    id: int
+    seq: int
+    turn_seq: int
+    role: str
+    content: Any
+    name: str | None
+    tool_calls: list[Any] | None
+    tool_call_id: str | None
+    answers_seq: int | None
+    token_count: int
+    token_encoding: str
 
 
 @dataclass(frozen=True)
 class AssemblyState:
-    """What an assembly reads of its session after the lock."""
+    """What an assembly reads of its session after the lock, and the ids it may use."""
 
-    open_turn_id: str | None
+    open_turn: OpenTurn | None
     latest_summary: SummaryHead | None
     #: Active messages in order.
-    active: list[MessageRecord]
+    active: list[StoredRow]
+    #: Ids reserved for the messages and the audit row this assembly writes.
+    message_ids: list[int]
+    audit_id: int
 
 
 class TurnRepository:
@@ -126,6 +195,7 @@ class TurnRepository:
         return (await self.db.execute(_TURN, params)).scalar_one_or_none()
 
     async def latest_summary(self, session_id: str) -> SummaryRecord | None:
+        """The session's newest summary (the one every later prompt shows)."""
         query = (
             select(SummaryRecord)
             .where(
@@ -136,20 +206,46 @@ class TurnRepository:
         )
         return (await self.db.execute(query)).scalar_one_or_none()
 
-    async def assembly_state(self, session_id: str) -> AssemblyState:
-        """The session's open turn, latest summary and active messages: everything an
+    async def active_messages_between(
+        self, session_id: str, *, after_seq: int, to_seq: int
+    ) -> Sequence[MessageRecord]:
+        """Active messages with ``after_seq < seq <= to_seq``, in order."""
+        query = (
+            select(MessageRecord)
+            .where(
+                MessageRecord.tenant_id == self.tenant_id,
+                MessageRecord.session_id == session_id,
+                MessageRecord.state == MessageState.ACTIVE,
+                MessageRecord.seq > after_seq,
+                MessageRecord.seq <= to_seq,
+            )
+            .order_by(MessageRecord.seq)
+        )
+        return (await self.db.execute(query)).scalars().all()
+
+    async def assembly_state(self, session_id: str, *, new_messages: int) -> AssemblyState:
+        """The session's open turn, latest summary and active messages, and ids for the
+        ``new_messages`` messages and the audit row the assembly will write: everything an
         assembly reads besides the session row, in one round trip.
 
         Run it after the session lock, never within the locking statement: a statement's
         snapshot predates its wait for the lock, so it would miss what the previous holder
         of the lock wrote."""
-        rows = (await self.db.execute(_ASSEMBLY_STATE, self._params(session_id))).all()
+        dialect = self.db.get_bind().dialect.name
+        params = {**self._params(session_id), "new_messages": new_messages, "new_audit_rows": 1}
+        rows = (await self.db.execute(_SNAPSHOTS[dialect], params)).all()
         first = rows[0]
-        head = SummaryHead(*first[1:7]) if first[1] is not None else None  # type: ignore[arg-type]
+        if dialect == "postgresql":
+            message_ids, audit_id = list(first[9] or []), first[10][0]
+        else:
+            message_ids = list(range(first[9] + 1, first[9] + 1 + new_messages))
+            audit_id = first[10] + 1
         return AssemblyState(
-            open_turn_id=first[0],
-            latest_summary=head,
-            active=[row[7] for row in rows if row[7] is not None],
+            open_turn=OpenTurn(*first[0:3]) if first[0] is not None else None,
+            latest_summary=SummaryHead(*first[3:9]) if first[3] is not None else None,
+            active=[StoredRow(*row[11:]) for row in rows if row[11] is not None],
+            message_ids=message_ids,
+            audit_id=audit_id,
         )
 
     async def summary(self, summary_id: int) -> SummaryRecord | None:
@@ -158,8 +254,86 @@ class TurnRepository:
         )
         return (await self.db.execute(query)).scalar_one_or_none()
 
-    async def set_state(
+    # -- writes: each adds to the request's batch (see ``WriteBatch``) --------------------------
+
+    def insert_turn(self, batch: WriteBatch, *, session_id: str, turn_id: str, seq: int) -> None:
+        batch.add(
+            insert(TurnRecord).values(
+                id=turn_id,
+                tenant_id=self.tenant_id,
+                session_id=session_id,
+                seq=seq,
+                status=TurnStatus.OPEN,
+                steps=0,
+                started_at=utcnow(),
+            )
+        )
+
+    def record_step(
         self,
+        batch: WriteBatch,
+        *,
+        turn_id: str,
+        step: int,
+        usage: Mapping[str, Any] | None,
+    ) -> None:
+        values: dict[str, Any] = {"steps": step}
+        if usage is not None:
+            values["usage"] = usage
+        batch.add(
+            update(TurnRecord)
+            .where(TurnRecord.id == turn_id, TurnRecord.tenant_id == self.tenant_id)
+            .values(**values)
+        )
+
+    def close_turn(
+        self,
+        batch: WriteBatch,
+        *,
+        turn_id: str,
+        status: TurnStatus,
+        assistant_output: str | None,
+        usage: Mapping[str, Any] | None,
+        completed_at: datetime,
+    ) -> None:
+        values: dict[str, Any] = {
+            "status": status,
+            "assistant_output": assistant_output,
+            "completed_at": completed_at,
+        }
+        if usage is not None:
+            values["usage"] = usage
+        batch.add(
+            update(TurnRecord)
+            .where(TurnRecord.id == turn_id, TurnRecord.tenant_id == self.tenant_id)
+            .values(**values)
+        )
+
+    def insert_messages(self, batch: WriteBatch, rows: Sequence[Mapping[str, Any]]) -> None:
+        """New messages with their reserved ids (``tenant_id`` added here)."""
+        if rows:
+            batch.add(
+                insert(MessageRecord).values([{**row, "tenant_id": self.tenant_id} for row in rows])
+            )
+
+    def recount(
+        self, batch: WriteBatch, session_id: str, counts: Sequence[tuple[int, int]], encoding: str
+    ) -> None:
+        """Cache new counts of stored messages (the session's estimator changed)."""
+        for message_id, tokens in counts:
+            batch.add(
+                update(MessageRecord)
+                .where(
+                    MessageRecord.tenant_id == self.tenant_id,
+                    MessageRecord.session_id == session_id,
+                    MessageRecord.id == message_id,
+                )
+                .values(token_count=tokens, token_encoding=encoding)
+            )
+
+    def set_state(
+        self,
+        batch: WriteBatch,
         session_id: str,
         message_ids: Sequence[int],
         state: MessageState,
@@ -171,16 +345,25 @@ class TurnRepository:
         values: dict[str, object] = {"state": state}
         if summary_id is not None:
             values["summary_id"] = summary_id
-        await self.db.execute(
+        batch.add(
             update(MessageRecord)
             .where(
                 MessageRecord.tenant_id == self.tenant_id,
                 MessageRecord.session_id == session_id,
-                MessageRecord.id.in_(message_ids),
+                MessageRecord.id.in_(list(message_ids)),
             )
             .values(**values)
-            .execution_options(synchronize_session=False)
         )
+
+    async def insert_summary(self, values: Mapping[str, Any]) -> int:
+        """Store a new summary now (its id is what the batch's writes point to)."""
+        statement = (
+            insert(SummaryRecord)
+            .values({**values, "tenant_id": self.tenant_id})
+            .returning(SummaryRecord.id)
+        )
+        connection = await self.db.connection()
+        return int((await connection.execute(statement)).scalar_one())
 
     async def list_messages(
         self, session_id: str, *, after_seq: int, limit: int, state: MessageState | None
@@ -209,3 +392,62 @@ class TurnRepository:
             .limit(limit)
         )
         return (await self.db.execute(query)).scalars().all()
+
+
+def summary_content(record: SummaryRecord) -> SummaryContent:
+    """A stored summary's content."""
+    return SummaryContent(
+        summary_text=record.summary_text,
+        key_facts=summary_items(record.key_facts),
+        decisions=summary_items(record.decisions),
+        open_questions=summary_items(record.open_questions),
+        action_items=summary_items(record.action_items),
+    )
+
+
+def summary_items(raw: Sequence[Any]) -> tuple[SummaryItem, ...]:
+    return tuple(
+        SummaryItem(str(item["text"]), tuple(int(i) for i in item.get("source_message_ids", ())))
+        for item in raw
+    )
+
+
+def summary_values(
+    content: SummaryContent,
+    *,
+    session_id: str,
+    turn_id: str | None,
+    turn_seq: int,
+    from_message_id: int | None,
+    to_message_id: int,
+    from_seq: int,
+    to_seq: int,
+    rendered: str,
+    tokens: int,
+    encoding: str,
+    summarizer: str,
+) -> dict[str, Any]:
+    """The row of a new summary (``TurnRepository.insert_summary`` adds the tenant)."""
+
+    def raw(items: Sequence[SummaryItem]) -> list[dict[str, Any]]:
+        return [{"text": i.text, "source_message_ids": list(i.source_message_ids)} for i in items]
+
+    return {
+        "session_id": session_id,
+        "turn_id": turn_id,
+        "turn_seq": turn_seq,
+        "from_message_id": from_message_id,
+        "to_message_id": to_message_id,
+        "from_seq": from_seq,
+        "to_seq": to_seq,
+        "summary_text": content.summary_text,
+        "key_facts": raw(content.key_facts),
+        "decisions": raw(content.decisions),
+        "open_questions": raw(content.open_questions),
+        "action_items": raw(content.action_items),
+        "rendered": rendered,
+        "token_count": tokens,
+        "token_encoding": encoding,
+        "summarizer": summarizer,
+        "created_at": utcnow(),
+    }

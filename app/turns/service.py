@@ -1,17 +1,24 @@
 """Turns: start, tool steps, completion, and the context assembly each of them runs.
 
-An assembly decides first and writes after: the policy runs on what is stored plus what the
-request brings, and only an accepted prompt changes anything. A rejected one leaves the
-session exactly as it was and writes its audit row alone.
+An assembly reads, decides, then writes:
+
+1. **read**: lock the session row, then one snapshot read (open turn, latest summary head,
+   active messages with their cached counts, ids for the rows it will insert);
+2. **decide**: :func:`app.budget.decision.plan_assembly` and :func:`~app.budget.decision.decide`,
+   pure, with the summariser the only thing awaited in between;
+3. **write**: everything the decision changes (turn, messages, state changes, summary, jobs,
+   audit row) in one batch: one round trip on Postgres.
+
+Only an accepted prompt changes anything: a rejected one leaves the session exactly as it was
+and writes its audit row alone.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,42 +27,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.audit.repository import AuditRepository
 from app.audit.telemetry import log_budget_telemetry
 from app.budget.anthropic import to_anthropic
-from app.budget.assembly import (
-    CURRENT_BLOCK,
-    HISTORY_BLOCK,
-    SUMMARY_BLOCK,
-    ChatMessage,
-    ContextBlocks,
-    chat_message,
-    comparable_fingerprint,
-    first_difference,
-    fixed_cost,
-    prompt_fingerprint,
-    system_message,
+from app.budget.blocks import BlockCaps
+from app.budget.decision import (
+    Decision,
+    FinishedJob,
+    LatestSummary,
+    Message,
+    PolicySettings,
+    SessionBlocks,
+    Snapshot,
+    decide,
+    plan_assembly,
 )
-from app.budget.blocks import (
-    BlockCaps,
-    BlockTelemetry,
-    cap_summary,
-    cap_text,
-    dedupe_summary,
-    history_over_cap,
-)
-from app.budget.policy import (
-    Budget,
-    HistoryMessage,
-    history_tokens,
-    plan_fallback_truncation,
-    plan_prune,
-    plan_summary,
-)
-from app.budget.summary import SummaryContent, SummaryItem, has_lines, render_summary
-from app.budget.tokens import TokenCounter, content_text, count_message
-from app.errors import BudgetExceededError, ConflictError, NotFoundError
+from app.budget.summary import SummaryContent
+from app.budget.tokens import count_message
+from app.db import WriteBatch
+from app.errors import BudgetExceededError, ConflictError, NotFoundError, ToolCallIdReusedError
 from app.metrics import model_label
 from app.models import (
-    AuditRecord,
-    MessageRecord,
     MessageState,
     SessionRecord,
     SummaryJobRecord,
@@ -67,11 +56,18 @@ from app.models import (
 from app.models.base import utcnow
 from app.runtime import Runtime
 from app.sessions.repository import SessionRepository
-from app.sessions.service import SessionBudget, SessionService, session_budget
-from app.summarize import SourceMessage, SummaryRequest
+from app.sessions.service import session_not_found
+from app.summarize.running import run_summarizer
 from app.summary_jobs.repository import SummaryJobRepository
-from app.tokens.calibration import CalibrationService
-from app.turns.repository import AssemblyState, SummaryHead, TurnRepository
+from app.tokens.budgets import SessionBudget, session_budget
+from app.turns.repository import (
+    AssemblyState,
+    SummaryHead,
+    TurnRepository,
+    summary_content,
+    summary_items,
+    summary_values,
+)
 from app.turns.schemas import (
     Actions,
     AssemblyOut,
@@ -91,200 +87,15 @@ from app.turns.schemas import (
 
 logger = logging.getLogger(__name__)
 
-OVERFLOW_GUIDANCE = (
-    "Shorten the input (the user message or the tool results of this step), "
-    "or start a new session; raising context_limit helps only if the model really has it."
-)
 
+@dataclass(frozen=True)
+class _Turn:
+    """The turn an assembly belongs to."""
 
-def _items(raw: Sequence[Any]) -> tuple[SummaryItem, ...]:
-    return tuple(
-        SummaryItem(str(item["text"]), tuple(int(i) for i in item.get("source_message_ids", ())))
-        for item in raw
-    )
-
-
-def _raw_items(items: Sequence[SummaryItem]) -> list[dict[str, Any]]:
-    return [{"text": i.text, "source_message_ids": list(i.source_message_ids)} for i in items]
-
-
-def summary_content(record: SummaryRecord) -> SummaryContent:
-    return SummaryContent(
-        summary_text=record.summary_text,
-        key_facts=_items(record.key_facts),
-        decisions=_items(record.decisions),
-        open_questions=_items(record.open_questions),
-        action_items=_items(record.action_items),
-    )
-
-
-def to_chat(record: MessageRecord) -> ChatMessage:
-    return chat_message(
-        role=record.role,
-        content=record.content,
-        name=record.name,
-        tool_calls=record.tool_calls,
-        tool_call_id=record.tool_call_id,
-    )
-
-
-def _as_history(record: MessageRecord) -> HistoryMessage:
-    return HistoryMessage(
-        seq=record.seq,
-        turn_seq=record.turn_seq,
-        role=record.role,  # type: ignore[arg-type]
-        tokens=record.token_count,
-        calls_tools=bool(record.tool_calls),
-        answers_seq=record.answers_seq,
-        message_id=record.id,
-    )
-
-
-@dataclass
-class _Summarised:
-    content: SummaryContent
-    rendered: str
-    tokens: int
-    sources: list[MessageRecord]
-
-
-async def summarise_sources(
-    runtime: Runtime,
-    *,
-    resolved: SessionBudget,
-    previous: SummaryContent | None,
-    sources: Sequence[MessageRecord],
-) -> _Summarised:
-    """Fold ``sources`` into ``previous`` with the runtime's summariser; raises when the
-    summary breaks its contract (empty, or over its token target)."""
-    target = int(runtime.settings.summary_target_ratio * resolved.budget.input_budget)
-    content = await runtime.summarizer.summarize(
-        SummaryRequest(
-            previous=previous,
-            messages=tuple(SourceMessage(m.id, m.role, content_text(m.content)) for m in sources),
-            target_tokens=target,
-            counter=resolved.counter,
-        )
-    )
-    rendered = render_summary(content)
-    tokens = resolved.counter.count_text(rendered)
-    if not rendered.strip() or tokens > target:
-        raise ValueError(f"summary of {tokens} tokens breaks its contract (target {target})")
-    return _Summarised(content, rendered, tokens, list(sources))
-
-
-def summary_record(
-    summarised: _Summarised,
-    *,
-    tenant_id: str,
-    session_id: str,
-    latest: SummaryRecord | SummaryHead | None,
-    turn_id: str | None,
-    turn_seq: int,
-    encoding: str,
-    summarizer: str,
-) -> SummaryRecord:
-    """The row of a new summary: it covers the previous summary's range and its sources."""
-    sources = summarised.sources
-    return SummaryRecord(
-        tenant_id=tenant_id,
-        session_id=session_id,
-        turn_id=turn_id,
-        turn_seq=turn_seq,
-        from_message_id=latest.from_message_id if latest else sources[0].id,
-        to_message_id=sources[-1].id,
-        from_seq=latest.from_seq if latest else sources[0].seq,
-        to_seq=sources[-1].seq,
-        summary_text=summarised.content.summary_text,
-        key_facts=_raw_items(summarised.content.key_facts),
-        decisions=_raw_items(summarised.content.decisions),
-        open_questions=_raw_items(summarised.content.open_questions),
-        action_items=_raw_items(summarised.content.action_items),
-        rendered=summarised.rendered,
-        token_count=summarised.tokens,
-        token_encoding=encoding,
-        summarizer=summarizer,
-    )
-
-
-@dataclass
-class _BlockShaper:
-    """Memory and summary as the prompt shows them: summary lines that repeat memory dropped,
-    each block within its cap (read-time and deterministic, so the prefix stays stable)."""
-
-    session: SessionRecord
-    counter: TokenCounter
-    caps: BlockCaps
-    dedupe: bool
-    telemetry: dict[str, BlockTelemetry]
-
-    def blocks(self, summary: SummaryContent | None, *, room: int | None = None) -> ContextBlocks:
-        """The session's blocks; ``room`` squeezes summary then memory under a total cap."""
-        memory_cap = self.caps.memory
-        summary_cap = self.caps.summary
-        if room is not None:
-            summary_cap = room if summary_cap is None else min(summary_cap, room)
-        memory, memory_removed = cap_text(self.session.memory, memory_cap, self.counter)
-        rendered: str | None = None
-        if summary is not None:
-            shown, duplicates = dedupe_summary(summary, memory) if self.dedupe else (summary, 0)
-            shown, capped = cap_summary(shown, summary_cap, self.counter)
-            rendered = render_summary(shown) if has_lines(shown) else None
-            changed = duplicates + capped
-            after = self.counter.count_text(rendered) if changed and rendered else 0
-            self.telemetry["summary"] = BlockTelemetry(
-                tokens_before=self.counter.count_text(render_summary(summary)) if changed else 0,
-                tokens_after=after,
-                lines_removed=changed,
-                extra={"duplicate_lines_removed": duplicates},
-            )
-        if room is not None and rendered is None and memory is not None:
-            memory, more = cap_text(memory, room, self.counter)
-            memory_removed += more
-        self.telemetry["memory"] = BlockTelemetry(
-            tokens_before=self.counter.count_text(self.session.memory or "")
-            if memory_removed
-            else 0,
-            tokens_after=self.counter.count_text(memory or "") if memory_removed else 0,
-            lines_removed=memory_removed,
-        )
-        return ContextBlocks(
-            system_layers=tuple(
-                layer
-                for layer in (
-                    self.session.system_global,
-                    self.session.system_mode,
-                    self.session.system_role,
-                )
-                if layer
-            ),
-            goal=self.session.goal,
-            mode=self.session.mode,
-            memory=memory,
-            summary=rendered,
-            tools=tuple(self.session.tools or ()),
-        )
-
-
-def _telemetry(
-    shaper: _BlockShaper, blocks: dict[str, int], history_before: int, history_removed: int
-) -> dict[str, Any]:
-    """Per-block tokens before and after shaping, and what was removed (seed 000 §6)."""
-    report: dict[str, Any] = {}
-    for name, telemetry in shaper.telemetry.items():
-        if not telemetry.lines_removed:
-            telemetry.tokens_before = telemetry.tokens_after = blocks[name]
-        report[name] = telemetry.as_dict()
-    report["history"] = {
-        "tokens_before": history_before,
-        "tokens_after": blocks[HISTORY_BLOCK],
-        "messages_removed": history_removed,
-    }
-    return report
-
-
-def _caps(session: SessionRecord) -> BlockCaps:
-    return BlockCaps(**(session.block_caps or {}))
+    id: str
+    seq: int
+    #: Whether this assembly starts it (it is written with the assembly).
+    new: bool
 
 
 class TurnService:
@@ -295,28 +106,16 @@ class TurnService:
         self.runtime = runtime
         self.settings = runtime.settings
         self.metrics = runtime.metrics
-        self.sessions = SessionService(
-            db, tenant_id=tenant_id, settings=runtime.settings, tokenizers=runtime.tokenizers
-        )
-        self.session_rows = SessionRepository(db, tenant_id=tenant_id)
+        self.sessions = SessionRepository(db, tenant_id=tenant_id)
         self.turns = TurnRepository(db, tenant_id=tenant_id)
         self.audit = AuditRepository(db)
-        self.calibration = CalibrationService(
-            db,
-            settings=runtime.settings,
-            tokenizers=runtime.tokenizers,
-            metrics=runtime.metrics,
-            cache=runtime.calibrations,
-        )
         self.jobs = SummaryJobRepository(db)
-        self.background_summaries = runtime.settings.summarizes_in_background
-
-    def _summary_can_wait(self, usage: int, budget: Budget) -> bool:
-        """Below the prune threshold the prompt fits without a summary: a slow summariser's
-        work goes to a job instead of holding up the turn."""
-        return (
-            self.background_summaries
-            and usage < self.settings.prune_trigger_ratio * budget.input_budget
+        self.calibration = runtime.calibration(db)
+        self.policy = PolicySettings(
+            budget=runtime.settings.budget_settings(),
+            summary_target_ratio=runtime.settings.summary_target_ratio,
+            dedupe_summary_against_memory=runtime.settings.dedupe_summary_against_memory,
+            summarizes_in_background=runtime.settings.summarizes_in_background,
         )
 
     # -- the agent's calls ------------------------------------------------------------------
@@ -324,121 +123,140 @@ class TurnService:
     async def start_turn(self, session_id: str, body: TurnStart) -> AssemblyOut:
         """Start a turn with a user message and return the prompt for its first LLM call."""
         started = time.perf_counter()
-        session = await self.sessions.require(session_id, lock=True)
-        state = await self.turns.assembly_state(session_id)
-        open_turn_id = state.open_turn_id
-        if open_turn_id is not None:
+        session = await self._locked(session_id)
+        state = await self.turns.assembly_state(session_id, new_messages=1)
+        if state.open_turn is not None:
             raise ConflictError(
                 "turn_in_progress",
-                f"turn {open_turn_id} is still open: complete it (status completed or failed) "
-                "before starting another",
-                details={"turn_id": open_turn_id},
+                f"turn {state.open_turn.id} is still open: complete it (status completed or "
+                "failed) before starting another",
+                details={"turn_id": state.open_turn.id},
             )
-        turn = TurnRecord(
-            id=str(uuid.uuid4()),
-            tenant_id=session.tenant_id,
-            session_id=session_id,
-            seq=session.turn_count + 1,
-            status=TurnStatus.OPEN,
-            steps=0,
-        )
-        content = body.message.model_dump(mode="json")["content"]
-        user = self._message(
-            session,
-            turn,
-            step=0,
-            offset=1,
+        turn = _Turn(id=str(uuid.uuid4()), seq=session.turn_count + 1, new=True)
+        user = Message(
+            id=state.message_ids[0],
+            seq=session.message_count + 1,
+            turn_seq=turn.seq,
             role="user",
-            content=content,
+            content=body.message.model_dump(mode="json")["content"],
             name=body.message.name,
         )
-        assembly = await self._assemble(
-            session,
-            turn,
-            step=0,
-            pending=[user],
-            new_turn=True,
-            usage=None,
-            state=state,
-            started=started,
-        )
-        return _in_format(assembly, body.format)
+        return await self._assemble(
+            session, state, turn, step=0, new=(user,), usage=None, started=started,
+            prompt_format=body.format,
+        )  # fmt: skip
 
     async def post_step(self, session_id: str, turn_id: str, body: StepRequest) -> AssemblyOut:
         """Record the assistant's tool calls and their results; return the next prompt."""
         started = time.perf_counter()
-        session = await self.sessions.require(session_id, lock=True)
-        turn = await self._open_turn(session_id, turn_id)
-        step = turn.steps + 1
-        tool_calls = [call.model_dump(mode="json") for call in body.assistant.tool_calls]
-        assistant = self._message(
-            session,
-            turn,
-            step=step,
-            offset=1,
+        session = await self._locked(session_id)
+        state = await self.turns.assembly_state(session_id, new_messages=1 + len(body.tool_results))
+        open_turn = state.open_turn
+        if open_turn is None or open_turn.id != turn_id:
+            await self._require_open(session_id, turn_id)
+        assert open_turn is not None  # _require_open raised otherwise
+        _refuse_reused_call_ids(state, [call.id for call in body.assistant.tool_calls])
+        # The usage reported here is the provider's count of the previous step's prompt.
+        await self.calibration.learn(
+            session, turn_id=turn_id, step=open_turn.steps, prompt_tokens=_prompt_tokens(body.usage)
+        )
+        step = open_turn.steps + 1
+        ids = iter(state.message_ids)
+        turn_seq = open_turn.seq
+        assistant = Message(
+            id=next(ids),
+            seq=session.message_count + 1,
+            turn_seq=turn_seq,
             role="assistant",
             content=body.assistant.content,
-            tool_calls=tool_calls,
+            tool_calls=[call.model_dump(mode="json") for call in body.assistant.tool_calls],
         )
-        results = [
-            self._message(
-                session,
-                turn,
-                step=step,
-                offset=2 + index,
+        results = tuple(
+            Message(
+                id=next(ids),
+                seq=session.message_count + 2 + index,
+                turn_seq=turn_seq,
                 role="tool",
                 content=result.model_dump(mode="json")["content"],
                 tool_call_id=result.tool_call_id,
                 answers_seq=assistant.seq,
             )
             for index, result in enumerate(body.tool_results)
-        ]
-        # The usage reported here is the provider's count of the previous step's prompt.
-        await self.calibration.learn(session, turn, step=turn.steps, usage=body.usage)
-        assembly = await self._assemble(
+        )
+        return await self._assemble(
             session,
-            turn,
-            state=await self.turns.assembly_state(session_id),
+            state,
+            _Turn(id=turn_id, seq=turn_seq, new=False),
             step=step,
-            pending=[assistant, *results],
-            new_turn=False,
+            new=(assistant, *results),
             usage=body.usage,
             started=started,
+            prompt_format=body.format,
         )
-        return _in_format(assembly, body.format)
 
     async def complete_turn(self, session_id: str, turn_id: str, body: CompleteRequest) -> TurnOut:
         """Close a turn with the assistant's answer (or as failed)."""
-        session = await self.sessions.require(session_id, lock=True)
-        turn = await self._open_turn(session_id, turn_id)
-        await self.calibration.learn(session, turn, step=turn.steps, usage=body.usage)
-        if body.assistant.content:
-            resolved = session_budget(
-                session, settings=self.settings, tokenizers=self.runtime.tokenizers
+        session = await self._locked(session_id)
+        turn = await self._require_open(session_id, turn_id)
+        await self.calibration.learn(
+            session, turn_id=turn_id, step=turn.steps, prompt_tokens=_prompt_tokens(body.usage)
+        )
+        batch = WriteBatch()
+        content = body.assistant.content
+        message_count = session.message_count
+        if content:
+            counter = self._budget(session).counter
+            message_count += 1
+            self.turns.insert_messages(
+                batch,
+                [
+                    _message_row(
+                        Message(
+                            id=0,
+                            seq=message_count,
+                            turn_seq=turn.seq,
+                            role="assistant",
+                            content=content,
+                        ),
+                        session_id=session_id,
+                        turn_id=turn_id,
+                        step=turn.steps,
+                        tokens=count_message(counter, {"role": "assistant", "content": content}),
+                        encoding=counter.name,
+                        with_id=False,
+                    )
+                ],
             )
-            answer = self._message(
-                session,
-                turn,
-                step=turn.steps,
-                offset=1,
-                role="assistant",
-                content=body.assistant.content,
-            )
-            self._count([answer], resolved.counter)
-            self.db.add(answer)
-            session.message_count += 1
-        turn.status = TurnStatus(body.status)
-        turn.assistant_output = body.assistant.content
-        if body.usage is not None:
-            turn.usage = body.usage.model_dump(mode="json", exclude_none=True)
-        turn.completed_at = utcnow()
-        session.updated_at = utcnow()
-        await self.db.flush()
-        return _turn_out(turn)
+        usage = body.usage.model_dump(mode="json", exclude_none=True) if body.usage else None
+        completed_at = utcnow()
+        status = TurnStatus(body.status)
+        self.turns.close_turn(
+            batch,
+            turn_id=turn_id,
+            status=status,
+            assistant_output=content,
+            usage=usage,
+            completed_at=completed_at,
+        )
+        self.sessions.record_assembly(
+            batch, session_id, turn_count=session.turn_count, message_count=message_count
+        )
+        await batch.send(await self.db.connection())
+        return TurnOut(
+            id=turn.id,
+            session_id=session_id,
+            seq=turn.seq,
+            status=status,
+            steps=turn.steps,
+            assistant_output=content,
+            usage=usage if usage is not None else turn.usage,
+            started_at=turn.started_at,
+            completed_at=completed_at,
+        )
 
     async def get_turn(self, session_id: str, turn_id: str) -> TurnOut:
         """One turn of a session."""
-        await self.sessions.require(session_id)
+        await self._require_session(session_id)
         turn = await self.turns.get_turn(session_id, turn_id)
         if turn is None:
             raise NotFoundError("turn_not_found", f"no turn {turn_id!r} in this session")
@@ -448,7 +266,7 @@ class TurnService:
         self, session_id: str, *, after_seq: int, limit: int, state: MessageState | None
     ) -> MessagePage:
         """Every stored message in order, whatever its state, a page at a time."""
-        await self.sessions.require(session_id)
+        await self._require_session(session_id)
         rows = await self.turns.list_messages(
             session_id, after_seq=after_seq, limit=limit + 1, state=state
         )
@@ -460,13 +278,26 @@ class TurnService:
 
     async def list_summaries(self, session_id: str, *, limit: int) -> SummaryList:
         """A session's summaries, newest first."""
-        await self.sessions.require(session_id)
+        await self._require_session(session_id)
         rows = await self.turns.list_summaries(session_id, limit=limit)
         return SummaryList(summaries=[_summary_out(row) for row in rows])
 
-    # -- assembly ---------------------------------------------------------------------------
+    # -- read ---------------------------------------------------------------------------------
 
-    async def _open_turn(self, session_id: str, turn_id: str) -> TurnRecord:
+    async def _locked(self, session_id: str) -> SessionRecord:
+        """The session row, locked until the request ends: calls on one session queue."""
+        record = await self.sessions.get(session_id, lock=True)
+        if record is None:
+            raise session_not_found(session_id)
+        return record
+
+    async def _require_session(self, session_id: str) -> SessionRecord:
+        record = await self.sessions.get(session_id)
+        if record is None:
+            raise session_not_found(session_id)
+        return record
+
+    async def _require_open(self, session_id: str, turn_id: str) -> TurnRecord:
         turn = await self.turns.get_turn(session_id, turn_id)
         if turn is None:
             raise NotFoundError("turn_not_found", f"no turn {turn_id!r} in this session")
@@ -478,70 +309,10 @@ class TurnService:
             )
         return turn
 
-    @staticmethod
-    def _message(
-        session: SessionRecord,
-        turn: TurnRecord,
-        *,
-        step: int,
-        offset: int,
-        role: str,
-        content: Any,
-        name: str | None = None,
-        tool_calls: list[dict[str, Any]] | None = None,
-        tool_call_id: str | None = None,
-        answers_seq: int | None = None,
-    ) -> MessageRecord:
-        """A new message, not yet stored: ``offset`` places it after the session's last."""
-        return MessageRecord(
-            tenant_id=session.tenant_id,
-            session_id=session.id,
-            turn_id=turn.id,
-            seq=session.message_count + offset,
-            turn_seq=turn.seq,
-            step=step,
-            role=role,
-            content=content,
-            name=name,
-            tool_calls=tool_calls,
-            tool_call_id=tool_call_id,
-            answers_seq=answers_seq,
-            state=MessageState.ACTIVE,
-        )
+    def _budget(self, session: SessionRecord) -> SessionBudget:
+        return session_budget(session, settings=self.settings, tokenizers=self.runtime.tokenizers)
 
-    @staticmethod
-    def _count(records: Sequence[MessageRecord], counter: TokenCounter) -> None:
-        """Count new messages, and recount stored ones only if the estimator changed."""
-        for record in records:
-            if record.token_encoding != counter.name:
-                record.token_count = count_message(counter, to_chat(record))
-                record.token_encoding = counter.name
-
-    @staticmethod
-    def _over_caps(
-        history: list[HistoryMessage],
-        *,
-        caps: BlockCaps,
-        fixed_tokens: int,
-        current_turn_seq: int,
-        anchors: frozenset[int],
-    ) -> tuple[int, ...]:
-        """Seqs the history cap (or, history first, the total cap) leaves out."""
-        current = history_tokens(m for m in history if m.turn_seq == current_turn_seq)
-        limits = [caps.history] if caps.history is not None else []
-        if caps.total is not None:
-            limits.append(caps.total - fixed_tokens - current)
-        if not limits:
-            return ()
-        return history_over_cap(
-            history,
-            current_turn_seq=current_turn_seq,
-            limit=max(0, min(limits)),
-            min_recent_messages=caps.min_recent_messages,
-            anchor_message_ids=anchors,
-        )
-
-    async def _summary_content(self, head: SummaryHead) -> SummaryContent:
+    async def _summary(self, head: SummaryHead) -> SummaryContent:
         """A summary's content, parsed once per process: summaries never change. Cached only
         once read back committed, under its id and creation time (see ``SummaryHead``)."""
         key = (head.id, head.created_at)
@@ -554,366 +325,407 @@ class TurnService:
             self.runtime.summaries.put(key, content)
         return content
 
-    async def _summarise(
+    async def _snapshot(
         self,
-        *,
+        session: SessionRecord,
+        state: AssemblyState,
         resolved: SessionBudget,
-        previous: SummaryContent | None,
-        sources: list[MessageRecord],
-    ) -> _Summarised:
-        return await summarise_sources(
-            self.runtime, resolved=resolved, previous=previous, sources=sources
+        *,
+        turn_seq: int,
+        step: int,
+        new: Sequence[Message],
+    ) -> Snapshot:
+        head = state.latest_summary
+        finished: Sequence[SummaryJobRecord] = ()
+        pending: SummaryJobRecord | None = None
+        if self.policy.summarizes_in_background:
+            finished = await self.jobs.finished_unapplied(session.tenant_id, session.id)
+            pending = await self.jobs.pending_for_session(session.tenant_id, session.id)
+        return Snapshot(
+            settings=self.policy,
+            budget=resolved.budget,
+            counter=resolved.counter,
+            blocks=SessionBlocks(
+                system_layers=tuple(
+                    layer
+                    for layer in (session.system_global, session.system_mode, session.system_role)
+                    if layer
+                ),
+                goal=session.goal,
+                mode=session.mode,
+                memory=session.memory,
+                tools=tuple(session.tools or ()),
+                caps=BlockCaps(**(session.block_caps or {})),
+            ),
+            stored=tuple(
+                Message(
+                    id=row.id,
+                    seq=row.seq,
+                    turn_seq=row.turn_seq,
+                    role=row.role,
+                    content=row.content,
+                    name=row.name,
+                    tool_calls=row.tool_calls,
+                    tool_call_id=row.tool_call_id,
+                    answers_seq=row.answers_seq,
+                    tokens=row.token_count,
+                    encoding=row.token_encoding,
+                )
+                for row in state.active
+            ),
+            new=tuple(new),
+            turn_seq=turn_seq,
+            step=step,
+            latest_summary=(
+                LatestSummary(
+                    id=head.id,
+                    turn_seq=head.turn_seq,
+                    from_seq=head.from_seq,
+                    to_seq=head.to_seq,
+                    content=await self._summary(head),
+                )
+                if head is not None
+                else None
+            ),
+            previous_fingerprint=session.prompt_fingerprint,
+            finished_jobs=tuple(
+                FinishedJob(
+                    id=job.id, failed=job.status == SummaryJobStatus.FAILED, to_seq=job.to_seq
+                )
+                for job in finished
+            ),
+            pending_job_id=pending.id if pending is not None else None,
+            calibration_ratio=resolved.calibration_ratio,
+            estimator_fallback=resolved.estimator_fallback,
+            measure=self.runtime.fixed_costs,
         )
+
+    # -- read, decide, write --------------------------------------------------------------------
 
     async def _assemble(
         self,
         session: SessionRecord,
-        turn: TurnRecord,
+        state: AssemblyState,
+        turn: _Turn,
         *,
         step: int,
-        pending: list[MessageRecord],
-        new_turn: bool,
+        new: Sequence[Message],
         usage: Usage | None,
-        state: AssemblyState,
         started: float,
+        prompt_format: PromptFormat,
     ) -> AssemblyOut:
-        """The prompt for ``step`` of ``turn`` from ``state``, read after the session lock."""
-        settings = self.settings.budget_settings()
-        resolved = session_budget(
-            session, settings=self.settings, tokenizers=self.runtime.tokenizers
+        """The prompt for ``step`` of ``turn``, from ``state`` read after the session lock."""
+        resolved = await self.calibration.apply(session.tenant_id, self._budget(session))
+        snapshot = await self._snapshot(
+            session, state, resolved, turn_seq=turn.seq, step=step, new=new
         )
-        resolved = await self.calibration.apply(session.tenant_id, resolved)
-        budget, counter = resolved.budget, resolved.counter
 
-        stored = list(state.active)
-        latest = state.latest_summary
-        previous = await self._summary_content(latest) if latest else None
-        # A summary job finished since the last assembly: what it covers leaves the prompt now.
-        applied = [r for r in stored if latest is not None and r.seq <= latest.to_seq]
-        stored = stored[len(applied) :]
-        finished_jobs = (
-            await self.jobs.finished_unapplied(session.tenant_id, session.id)
-            if self.background_summaries
-            else []
+        plan = plan_assembly(snapshot)
+        outcome = None
+        if plan.summarise is not None:
+            outcome = await run_summarizer(
+                self.runtime.summarizer,
+                plan.summarise,
+                counter=resolved.counter,
+                metrics=self.metrics,
+                wait_seconds=self.settings.summary_wait_seconds if plan.summarise.bounded else None,
+            )
+        decision = decide(plan, outcome)
+
+        audit = _audit_values(decision, snapshot, session, turn, audit_id=state.audit_id)
+        self._observe(decision, session, resolved)
+        log_budget_telemetry(audit, blocks_before=decision.blocks_before, fits=decision.accepted)
+        batch = WriteBatch()
+        if not decision.accepted:
+            audit["latency_ms"] = (time.perf_counter() - started) * 1000
+            self.audit.insert(batch, audit)
+            await batch.send(await self.db.connection())
+            raise BudgetExceededError(
+                f"the prompt needs {decision.figures.final} tokens even after summarising "
+                f"and pruning, over the input budget of {decision.budget.input_budget}",
+                details={**(decision.rejection or {}), "audit_id": state.audit_id},
+            )
+        summary_id = await self._write(
+            batch, decision, snapshot, session, turn, step, usage, head=state.latest_summary
         )
-        self._count([*stored, *pending], counter)
-        records = [*stored, *pending]
-        by_seq = {record.seq: record for record in records}
-        history = [_as_history(record) for record in records]
-        caps = _caps(session)
-        shaper = _BlockShaper(
-            session, counter, caps, self.settings.dedupe_summary_against_memory, {}
+        audit["summary_id"] = audit["summary_id"] or summary_id
+        audit["latency_ms"] = (time.perf_counter() - started) * 1000
+        self.audit.insert(batch, audit)
+        await batch.send(await self.db.connection())
+
+        self.metrics.prompt_tokens.labels(model_label(session.model)).observe(
+            decision.figures.final
         )
-        blocks = shaper.blocks(previous)
-        fixed = fixed_cost(counter, blocks)
-        blocks_before = {
-            **fixed.blocks,
-            HISTORY_BLOCK: history_tokens(m for m in history if m.turn_seq != turn.seq),
-            CURRENT_BLOCK: history_tokens(m for m in history if m.turn_seq == turn.seq),
-        }
+        self.metrics.assembly_latency.observe(time.perf_counter() - started)
+        assembly = AssemblyOut(
+            turn_id=turn.id,
+            step=step,
+            messages=list(decision.messages),
+            budget=BudgetReport(
+                model_context_limit=decision.budget.model_context_limit,
+                input_budget=decision.budget.input_budget,
+                estimated_input_tokens=decision.figures.final,
+                blocks=dict(decision.blocks),
+                estimator=resolved.counter.name,
+                calibration_ratio=resolved.calibration_ratio,
+            ),
+            actions=Actions(
+                summary_triggered=decision.summary_triggered,
+                summary_reason=decision.summary_reason,
+                summary_fallback=decision.summary_fallback,
+                summary_queued=decision.summary_queued,
+                prune_triggered=decision.prune_triggered,
+                summarised_message_ids=list(decision.summarised_ids),
+                pruned_message_ids=list(decision.pruned_ids),
+            ),
+            audit_id=state.audit_id,
+        )
+        return _in_format(assembly, prompt_format)
 
-        summarised: _Summarised | None = None
-        left_out: set[int] = set()
-        fallback = False
+    async def _write(
+        self,
+        batch: WriteBatch,
+        decision: Decision,
+        snapshot: Snapshot,
+        session: SessionRecord,
+        turn: _Turn,
+        step: int,
+        usage: Usage | None,
+        *,
+        head: SummaryHead | None,
+    ) -> int | None:
+        """Add an accepted decision's writes to ``batch``; returns the new summary's id.
 
-        def truncate(eligible: Sequence[int]) -> None:
-            # Seed 003 §9: never lose history, never store the error as a summary.
-            nonlocal fallback
-            if not fallback:  # one count per assembly, however many summaries failed
-                self.metrics.summarizer_fallback_count.inc()
-            fallback = True
-            left_out.update(
-                plan_fallback_truncation(
-                    budget=budget,
-                    settings=settings,
-                    fixed_tokens=fixed.tokens,
-                    history=history,
-                    eligible=eligible,
-                    current_turn_seq=turn.seq,
-                    anchor_message_ids=previous.anchor_message_ids() if previous else frozenset(),
+        A new summary is stored first, on its own: the state changes of the messages it folds
+        in point to it. Everything else goes in the batch."""
+        session_id = session.id
+        encoding = snapshot.counter.name
+        summary_id: int | None = None
+        new_summary = decision.new_summary
+        if new_summary is not None:
+            sources = [m for m in snapshot.stored if m.id in frozenset(new_summary.source_ids)]
+            summary_id = await self.turns.insert_summary(
+                summary_values(
+                    new_summary.content,
+                    session_id=session_id,
+                    turn_id=turn.id,
+                    turn_seq=turn.seq,
+                    # A new summary covers the previous one's range and its sources.
+                    from_message_id=head.from_message_id if head else sources[0].id,
+                    to_message_id=sources[-1].id,
+                    from_seq=head.from_seq if head else sources[0].seq,
+                    to_seq=sources[-1].seq,
+                    rendered=new_summary.rendered,
+                    tokens=new_summary.tokens,
+                    encoding=encoding,
+                    summarizer=self.runtime.summarizer.name,
                 )
             )
-
-        failed_jobs = [j for j in finished_jobs if j.status == SummaryJobStatus.FAILED]
-        if failed_jobs:
-            logger.warning(
-                "summary job %s failed for session %s (%s); truncating deterministically",
-                failed_jobs[-1].id,
-                session.id,
-                failed_jobs[-1].failure,
+        if turn.new:
+            self.turns.insert_turn(batch, session_id=session_id, turn_id=turn.id, seq=turn.seq)
+        else:
+            self.turns.record_step(
+                batch,
+                turn_id=turn.id,
+                step=step,
+                usage=usage.model_dump(mode="json", exclude_none=True) if usage else None,
             )
-            truncate([m.seq for m in history if m.seq <= max(j.to_seq for j in failed_jobs)])
+        self.turns.insert_messages(
+            batch,
+            [
+                _message_row(
+                    message,
+                    session_id=session_id,
+                    turn_id=turn.id,
+                    step=step,
+                    tokens=tokens,
+                    encoding=encoding,
+                )
+                for message, tokens in zip(snapshot.new, decision.new_tokens, strict=True)
+            ],
+        )
+        self.turns.recount(batch, session_id, decision.recounts, encoding)
+        self.turns.set_state(
+            batch,
+            session_id,
+            decision.applied_ids,
+            MessageState.SUMMARISED,
+            summary_id=decision.applied_summary_id,
+        )
+        if new_summary is not None:
+            self.turns.set_state(
+                batch, session_id, new_summary.source_ids, MessageState.SUMMARISED,
+                summary_id=summary_id,
+            )  # fmt: skip
+        self.turns.set_state(batch, session_id, decision.pruned_ids, MessageState.PRUNED)
+        self.sessions.record_assembly(
+            batch,
+            session_id,
+            turn_count=turn.seq if turn.new else session.turn_count,
+            message_count=session.message_count + len(snapshot.new),
+            prompt_fingerprint=decision.fingerprint,
+        )
+        await self._write_jobs(decision, session, turn, summary_id)
+        return summary_id
 
-        summary_plan = plan_summary(
-            budget=budget,
-            settings=settings,
-            fixed_tokens=fixed.tokens,
-            history=[m for m in history if m.seq not in left_out],
-            current_turn_seq=turn.seq,
-            turns_since_summary=turn.seq - 1 - (latest.turn_seq if latest else 0),
-        )
-        pending_job = (
-            await self.jobs.pending_for_session(session.tenant_id, session.id)
-            if self.background_summaries
-            else None
-        )
-        new_job: SummaryJobRecord | None = None
-        if summary_plan.triggered and self._summary_can_wait(summary_plan.usage_before, budget):
-            # A slow summariser runs in a job: this prompt still fits, so it goes out now and
-            # a later assembly picks up the summary.
-            if pending_job is None:
-                new_job = SummaryJobRecord(
+    async def _write_jobs(
+        self, decision: Decision, session: SessionRecord, turn: _Turn, summary_id: int | None
+    ) -> None:
+        """Summary jobs (background summarisers only): taken in, made moot, or queued."""
+        await self.jobs.mark_applied(list(decision.jobs_taken_in))
+        if decision.superseded_job_id is not None and summary_id is not None:
+            # Made here because this prompt could not wait: the job's result is moot.
+            await self.jobs.finish(
+                decision.superseded_job_id,
+                token=None,
+                status=SummaryJobStatus.DONE,
+                summary_id=summary_id,
+                applied_at=utcnow(),
+            )
+        job = decision.new_job
+        if job is not None:
+            self.jobs.add(
+                SummaryJobRecord(
                     tenant_id=session.tenant_id,
                     session_id=session.id,
                     turn_id=turn.id,
                     turn_seq=turn.seq,
-                    reason=summary_plan.reason or "threshold",
-                    from_seq=summary_plan.eligible[0],
-                    to_seq=summary_plan.eligible[-1],
+                    reason=job.reason,
+                    from_seq=job.from_seq,
+                    to_seq=job.to_seq,
                     status=SummaryJobStatus.QUEUED,
                     attempts=0,
                 )
-        elif summary_plan.triggered:
-            sources = [by_seq[seq] for seq in summary_plan.eligible]
-            try:
-                summarised = await asyncio.wait_for(
-                    self._summarise(resolved=resolved, previous=previous, sources=sources),
-                    timeout=self.settings.summary_wait_seconds
-                    if self.background_summaries
-                    else None,
-                )
-            except Exception as error:
-                if isinstance(error, TimeoutError):
-                    self.metrics.summarizer_outcomes.labels("timeout").inc()
-                logger.warning(
-                    "summariser %s failed for session %s; truncating deterministically",
-                    self.runtime.summarizer.name,
-                    session.id,
-                    exc_info=True,
-                )
-                truncate(summary_plan.eligible)
-            else:
-                left_out.update(summary_plan.eligible)
-                blocks = shaper.blocks(summarised.content)
-                fixed = fixed_cost(counter, blocks)
+            )
 
-        remaining = [m for m in history if m.seq not in left_out]
-        in_force = summarised.content if summarised else previous
-        prune_plan = plan_prune(
-            budget=budget,
-            settings=settings,
-            fixed_tokens=fixed.tokens,
-            history=remaining,
-            current_turn_seq=turn.seq,
-            anchor_message_ids=in_force.anchor_message_ids() if in_force else frozenset(),
-            summarised=summarised is not None or bool(applied),
-        )
-        pruned_seqs = set(prune_plan.pruned)
-        if fallback:
-            pruned_seqs |= left_out
-        final = [m for m in remaining if m.seq not in pruned_seqs]
-        history_before = history_tokens(m for m in final if m.turn_seq != turn.seq)
-        over_cap = self._over_caps(
-            final,
-            caps=caps,
-            fixed_tokens=fixed.tokens,
-            current_turn_seq=turn.seq,
-            anchors=in_force.anchor_message_ids() if in_force else frozenset(),
-        )
-        if over_cap:
-            # Left out of this prompt only: they stay active, so a later summary still reads
-            # them (a cap is a shape for the prompt, not a decision about history).
-            final = [m for m in final if m.seq not in set(over_cap)]
-        if caps.total is not None and fixed.tokens + history_tokens(final) > caps.total:
-            # History is down to its floor: squeeze the summary, then memory (seed 000 order).
-            room = caps.total - history_tokens(final) - (fixed.tokens - fixed.blocks[SUMMARY_BLOCK])
-            blocks = shaper.blocks(in_force, room=max(0, room))
-            fixed = fixed_cost(counter, blocks)
-        final_tokens = fixed.tokens + history_tokens(final)
-        report_blocks = {
-            **fixed.blocks,
-            HISTORY_BLOCK: history_tokens(m for m in final if m.turn_seq != turn.seq),
-            CURRENT_BLOCK: history_tokens(m for m in final if m.turn_seq == turn.seq),
-        }
-        usage_after_summary = fixed.tokens + history_tokens(remaining)
-        audit = AuditRecord(
-            session_id=session.id,
-            tenant_id=session.tenant_id,
-            turn_id=None if new_turn else turn.id,
-            turn_seq=turn.seq,
-            step=step,
-            model_alias=session.model,
-            model_context_limit=budget.model_context_limit,
-            input_budget=budget.input_budget,
-            estimated_input_tokens_before=summary_plan.usage_before,
-            estimated_input_tokens_after_summary=usage_after_summary,
-            estimated_input_tokens_after_prune=prune_plan.usage_after_prune,
-            estimated_input_tokens=final_tokens,
-            summary_triggered=summary_plan.triggered,
-            summary_reason=summary_plan.reason,
-            summary_fallback=fallback,
-            summary_id=latest.id if applied and latest else None,
-            prune_triggered=prune_plan.triggered,
-            blocks=report_blocks,
-            block_telemetry=_telemetry(shaper, report_blocks, history_before, len(over_cap)),
-            estimator=counter.name,
-            estimator_fallback=resolved.estimator_fallback,
-            calibration_ratio=resolved.calibration_ratio,
-        )
+    def _observe(self, decision: Decision, session: SessionRecord, resolved: SessionBudget) -> None:
+        """Metrics and warnings of one decision."""
         if resolved.estimator_fallback:
             self.metrics.estimator_fallback_count.inc()
-        log_budget_telemetry(
-            audit, blocks_before=blocks_before, fits=final_tokens <= budget.input_budget
-        )
-
-        if final_tokens > budget.input_budget:
-            rejection = {
-                "estimated_input_tokens": final_tokens,
-                "input_budget": budget.input_budget,
-                "model_context_limit": budget.model_context_limit,
-                "calibration_ratio": resolved.calibration_ratio,
-                "blocks": report_blocks,
-                "guidance": OVERFLOW_GUIDANCE,
-            }
-            audit.overflow_rejected = True
-            audit.rejection = rejection
-            audit.kept_message_ids = []
-            audit.summarised_message_ids = []
-            audit.pruned_message_ids = []
-            audit.latency_ms = (time.perf_counter() - started) * 1000
-            self.audit.add(audit)
-            await self.db.flush()
+        cause = decision.fallback_cause
+        if cause is not None:
+            self.metrics.summarizer_fallback_count.inc()
+            logger.warning(
+                "summary for session %s failed (%s); truncating deterministically",
+                session.id,
+                {"job": "summary job failed", "contract": "summary broke its contract"}.get(
+                    cause, cause
+                ),
+            )
+        if not decision.accepted:
             self.metrics.overflow_reject_count.inc()
-            raise BudgetExceededError(
-                f"the prompt needs {final_tokens} tokens even after summarising "
-                f"and pruning, over the input budget of {budget.input_budget}",
-                details={**rejection, "audit_id": audit.id},
-            )
-
-        # Accepted: write the turn, the new messages, the summary and the state changes.
-        messages: list[ChatMessage] = []
-        head = system_message(blocks)
-        if head is not None:
-            messages.append(head)
-        fingerprint = prompt_fingerprint(head, [m.seq for m in final])
-        previous_fingerprint = comparable_fingerprint(session.prompt_fingerprint)
-        changed_at = (
-            first_difference(previous_fingerprint, fingerprint)
-            if previous_fingerprint is not None
-            else None
-        )
-        session.prompt_fingerprint = fingerprint
-        if new_turn:
-            self.db.add(turn)
-            session.turn_count = turn.seq
-        turn.steps = step
-        if usage is not None:
-            turn.usage = usage.model_dump(mode="json", exclude_none=True)
-        self.db.add_all(pending)
-        session.message_count += len(pending)
-        session.updated_at = utcnow()
-        # One flush: the session's update, the turn and the new messages (the unit of work
-        # orders the inserts by their foreign keys); the messages' ids come back with it.
-        await self.db.flush()
-
-        summarised_ids: list[int] = []
-        if applied and latest is not None:
-            summarised_ids = [m.id for m in applied]
-            await self.turns.set_state(
-                session.id, summarised_ids, MessageState.SUMMARISED, summary_id=latest.id
-            )
-        await self.jobs.mark_applied([j.id for j in finished_jobs])
-        if new_job is not None:
-            self.jobs.add(new_job)
-        if summarised is not None:
-            sources = summarised.sources
-            record = summary_record(
-                summarised,
-                tenant_id=session.tenant_id,
-                session_id=session.id,
-                latest=latest,
-                turn_id=turn.id,
-                turn_seq=turn.seq,
-                encoding=counter.name,
-                summarizer=self.runtime.summarizer.name,
-            )
-            self.db.add(record)
-            await self.db.flush()
-            summarised_ids += [m.id for m in sources]
-            if pending_job is not None:
-                # Made here because this prompt could not wait: the job's result is moot.
-                await self.jobs.finish(
-                    pending_job.id,
-                    token=None,
-                    status=SummaryJobStatus.DONE,
-                    summary_id=record.id,
-                    applied_at=utcnow(),
-                )
-            await self.turns.set_state(
-                session.id, [m.id for m in sources], MessageState.SUMMARISED, summary_id=record.id
-            )
-            audit.summary_id = record.id
-            self.metrics.summary_count.labels(summary_plan.reason or "threshold").inc()
-        pruned_ids = [by_seq[seq].id for seq in sorted(pruned_seqs)]
-        await self.turns.set_state(session.id, pruned_ids, MessageState.PRUNED)
-        if prune_plan.pruned:
+            return
+        if decision.new_summary is not None:
+            self.metrics.summary_count.labels(decision.summary_reason or "threshold").inc()
+        if decision.pruned_by_policy:
             self.metrics.prune_count.inc()
-
-        messages.extend(to_chat(by_seq[m.seq]) for m in final)
-        kept_ids = [by_seq[m.seq].id for m in final]
-
-        if previous_fingerprint is not None:
-            audit.prefix_kept = changed_at is None
-            audit.first_changed_index = changed_at
-            if changed_at is not None:
-                audit.change_reason = (
-                    "summary"
-                    if summarised is not None or applied
-                    else "prune"
-                    if pruned_ids
-                    else "block_cap"
-                    if over_cap
-                    else "session_edit"
-                )
         self.metrics.prompt_prefix.labels(
-            {True: "kept", False: "changed", None: "first"}[audit.prefix_kept]
+            {True: "kept", False: "changed", None: "first"}[decision.prefix_kept]
         ).inc()
 
-        audit.turn_id = turn.id
-        audit.kept_message_ids = kept_ids
-        audit.summarised_message_ids = summarised_ids
-        audit.pruned_message_ids = pruned_ids
-        audit.overflow_rejected = False
-        audit.latency_ms = (time.perf_counter() - started) * 1000
-        self.audit.add(audit)
-        await self.db.flush()
 
-        self.metrics.prompt_tokens.labels(model_label(session.model)).observe(final_tokens)
-        self.metrics.assembly_latency.observe(time.perf_counter() - started)
-        return AssemblyOut(
-            turn_id=turn.id,
-            step=step,
-            messages=messages,
-            budget=BudgetReport(
-                model_context_limit=budget.model_context_limit,
-                input_budget=budget.input_budget,
-                estimated_input_tokens=final_tokens,
-                blocks=report_blocks,
-                estimator=counter.name,
-                calibration_ratio=resolved.calibration_ratio,
-            ),
-            actions=Actions(
-                summary_triggered=summary_plan.triggered,
-                summary_reason=summary_plan.reason,
-                summary_fallback=fallback,
-                summary_queued=new_job is not None
-                or (pending_job is not None and summarised is None),
-                prune_triggered=prune_plan.triggered,
-                summarised_message_ids=summarised_ids,
-                pruned_message_ids=pruned_ids,
-            ),
-            audit_id=audit.id,
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _prompt_tokens(usage: Usage | None) -> int | None:
+    return usage.prompt_tokens if usage is not None else None
+
+
+def _refuse_reused_call_ids(state: AssemblyState, call_ids: Sequence[str]) -> None:
+    """A tool-call id names one call in a session's active history: a repeat would make a
+    result ambiguous (and Anthropic refuses two ``tool_use`` blocks with one id)."""
+    known = {
+        str(call.get("id"))
+        for row in state.active
+        for call in row.tool_calls or ()
+        if isinstance(call, Mapping)
+    }
+    reused = sorted(set(call_ids) & known)
+    if reused:
+        raise ToolCallIdReusedError(
+            f"tool call id(s) {reused} were already used in this session; give every tool "
+            "call a new id",
+            details={"tool_call_ids": reused},
         )
+
+
+def _message_row(
+    message: Message,
+    *,
+    session_id: str,
+    turn_id: str,
+    step: int,
+    tokens: int,
+    encoding: str,
+    with_id: bool = True,
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "session_id": session_id,
+        "turn_id": turn_id,
+        "seq": message.seq,
+        "turn_seq": message.turn_seq,
+        "step": step,
+        "role": message.role,
+        "content": message.content,
+        "name": message.name,
+        "tool_calls": list(message.tool_calls) if message.tool_calls else None,
+        "tool_call_id": message.tool_call_id,
+        "answers_seq": message.answers_seq,
+        "token_count": tokens,
+        "token_encoding": encoding,
+        "state": MessageState.ACTIVE,
+        "created_at": utcnow(),
+    }
+    if with_id:
+        row["id"] = message.id
+    return row
+
+
+def _audit_values(
+    decision: Decision,
+    snapshot: Snapshot,
+    session: SessionRecord,
+    turn: _Turn,
+    *,
+    audit_id: int,
+) -> dict[str, Any]:
+    """The audit row of one assembly (seed 003 §10), accepted or rejected."""
+    figures = decision.figures
+    return {
+        "id": audit_id,
+        "session_id": session.id,
+        "tenant_id": session.tenant_id,
+        # A rejected turn start made no turn.
+        "turn_id": None if turn.new and not decision.accepted else turn.id,
+        "turn_seq": turn.seq,
+        "step": snapshot.step,
+        "model_alias": session.model,
+        "model_context_limit": decision.budget.model_context_limit,
+        "input_budget": decision.budget.input_budget,
+        "estimated_input_tokens_before": figures.before,
+        "estimated_input_tokens_after_summary": figures.after_summary,
+        "estimated_input_tokens_after_prune": figures.after_prune,
+        "estimated_input_tokens": figures.final,
+        "summary_triggered": decision.summary_triggered,
+        "summary_reason": decision.summary_reason,
+        "summary_fallback": decision.summary_fallback,
+        "summary_id": decision.applied_summary_id,
+        "prune_triggered": decision.prune_triggered,
+        "overflow_rejected": not decision.accepted,
+        "rejection": dict(decision.rejection) if decision.rejection else None,
+        "blocks": dict(decision.blocks),
+        "block_telemetry": dict(decision.block_telemetry),
+        "kept_message_ids": list(decision.kept_ids),
+        "summarised_message_ids": list(decision.summarised_ids),
+        "pruned_message_ids": list(decision.pruned_ids),
+        "estimator": snapshot.counter.name,
+        "estimator_fallback": snapshot.estimator_fallback,
+        "calibration_ratio": snapshot.calibration_ratio,
+        "prefix_kept": decision.prefix_kept,
+        "first_changed_index": decision.first_changed_index,
+        "change_reason": decision.change_reason,
+        "created_at": utcnow(),
+    }
 
 
 def _in_format(assembly: AssemblyOut, prompt_format: PromptFormat) -> AssemblyOut:
@@ -943,7 +755,7 @@ def _summary_out(record: SummaryRecord) -> SummaryOut:
     def items(raw: Sequence[Any]) -> list[SummaryItemOut]:
         return [
             SummaryItemOut(text=i.text, source_message_ids=list(i.source_message_ids))
-            for i in _items(raw)
+            for i in summary_items(raw)
         ]
 
     return SummaryOut(
