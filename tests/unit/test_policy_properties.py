@@ -1,28 +1,24 @@
-"""Property tests: the summarise-then-prune pipeline keeps its promises for any session.
+"""Property tests of the policy's parts: the prune threshold and summary eligibility.
 
-The pipeline is the one the turn service runs: ``plan_summary``; if it triggers, the eligible
-messages leave the window and the summary's cost joins the fixed tokens (or, when the
-summariser fails, ``plan_fallback_truncation`` decides what to leave out); then ``plan_prune``
-with anchors drawn from what is left.
+The whole decision (summary, fallback, prune, caps, rejection) is property-tested as one
+function, the one the turn service runs, in ``test_decision_properties.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.budget.assembly import chat_message, chat_problems
+from app.budget.assembly import chat_message
 from app.budget.policy import (
     Budget,
     BudgetSettings,
     HistoryMessage,
     compute_budget,
     history_tokens,
-    plan_fallback_truncation,
     plan_prune,
     plan_summary,
 )
@@ -135,222 +131,6 @@ def budgets(draw: st.DrawFn, policy: BudgetSettings) -> Budget:
     )
     assert budget.valid
     return budget
-
-
-@dataclass(frozen=True)
-class Outcome:
-    session: Session
-    budget: Budget
-    policy: BudgetSettings
-    fixed_tokens: int
-    summarised: frozenset[int]
-    truncated: frozenset[int]  # left out by the fallback truncation
-    pruned: frozenset[int]
-    anchors: frozenset[int]
-    usage_after_prune: int
-    prune_triggered: bool
-    fits: bool
-    kept: tuple[HistoryMessage, ...]
-
-
-def run_pipeline(data: st.DataObject, *, summariser_fails: bool) -> Outcome:
-    session = data.draw(sessions(), label="session")
-    policy = data.draw(budget_settings(), label="settings")
-    budget = data.draw(budgets(policy), label="budget")
-    # Mostly a share of the budget, sometimes more than all of it.
-    fixed = data.draw(
-        st.integers(min_value=3, max_value=budget.input_budget)
-        | st.integers(min_value=3, max_value=2 * budget.input_budget),
-        label="fixed_tokens",
-    )
-    history = session.history
-
-    summary = plan_summary(
-        budget=budget,
-        settings=policy,
-        fixed_tokens=fixed,
-        history=history,
-        current_turn_seq=session.current_turn,
-        turns_since_summary=data.draw(st.integers(min_value=0, max_value=12), label="since"),
-    )
-    assert summary.usage_before == fixed + history_tokens(history)
-    previous_anchors = frozenset(
-        data.draw(st.sets(st.sampled_from([m.message_id or 0 for m in history])), label="prev")
-    )
-    summarised: frozenset[int] = frozenset()
-    truncated: frozenset[int] = frozenset()
-    if summary.triggered and summariser_fails:
-        truncated = frozenset(
-            plan_fallback_truncation(
-                budget=budget,
-                settings=policy,
-                fixed_tokens=fixed,
-                history=history,
-                eligible=summary.eligible,
-                current_turn_seq=session.current_turn,
-                anchor_message_ids=previous_anchors,
-            )
-        )
-        check_fallback(session, summary.eligible, truncated, previous_anchors)
-    elif summary.triggered:
-        summarised = frozenset(summary.eligible)
-        fixed += data.draw(st.integers(min_value=1, max_value=3000), label="summary_tokens")
-
-    remaining = [m for m in history if m.seq not in summarised | truncated]
-    anchors = frozenset(
-        data.draw(
-            st.sets(st.sampled_from([m.message_id or 0 for m in remaining]), max_size=8),
-            label="anchors",
-        )
-    )
-    prune = plan_prune(
-        budget=budget,
-        settings=policy,
-        fixed_tokens=fixed,
-        history=remaining,
-        current_turn_seq=session.current_turn,
-        anchor_message_ids=anchors,
-        summarised=bool(summarised),
-    )
-    pruned = frozenset(prune.pruned)
-    assert len(pruned) == len(prune.pruned), "a seq pruned twice"
-    kept = tuple(m for m in remaining if m.seq not in pruned)
-    return Outcome(
-        session=session,
-        budget=budget,
-        policy=policy,
-        fixed_tokens=fixed,
-        summarised=summarised,
-        truncated=truncated,
-        pruned=pruned,
-        anchors=anchors,
-        usage_after_prune=prune.usage_after_prune,
-        prune_triggered=prune.triggered,
-        fits=prune.fits(budget),
-        kept=kept,
-    )
-
-
-def first_protected_turn(outcome: Outcome) -> int:
-    return outcome.session.current_turn - outcome.policy.protected_window_turns + 1
-
-
-def unit_of(history: Sequence[HistoryMessage], message: HistoryMessage) -> set[int]:
-    return {m.seq for m in history if m.unit_key == message.unit_key}
-
-
-def check_fallback(
-    session: Session,
-    eligible: Sequence[int],
-    truncated: frozenset[int],
-    anchors: frozenset[int],
-) -> None:
-    by_seq = {m.seq: m for m in session.history}
-    assert truncated <= set(eligible)
-    for seq in truncated:
-        message = by_seq[seq]
-        assert message.role in ("assistant", "tool"), "fallback truncation dropped a user message"
-        assert message.message_id not in anchors
-        assert unit_of(session.history, message) <= truncated, "a tool unit was split"
-
-
-def check_invariants(outcome: Outcome) -> None:
-    history = outcome.session.history
-    all_seqs = [m.seq for m in history]
-    kept_seqs = [m.seq for m in outcome.kept]
-    left_out = outcome.summarised | outcome.truncated | outcome.pruned
-
-    # Every message is in exactly one place: kept, summarised, truncated or pruned.
-    assert not outcome.summarised & outcome.pruned
-    assert not outcome.truncated & outcome.pruned
-    assert not set(kept_seqs) & left_out
-    assert set(kept_seqs) | left_out == set(all_seqs)
-    assert outcome.pruned <= set(all_seqs)
-
-    # Order is preserved: the kept messages are a subsequence of the history.
-    assert kept_seqs == [s for s in all_seqs if s in set(kept_seqs)]
-    assert kept_seqs == sorted(kept_seqs)
-
-    # Budget adherence: the reported usage is the real one, and never silently over.
-    usage = outcome.fixed_tokens + history_tokens(outcome.kept)
-    assert outcome.usage_after_prune == usage
-    assert outcome.fits == (usage <= outcome.budget.input_budget)
-
-    # Nothing of the current turn is dropped; every window user message is kept.
-    current = {m.seq for m in history if m.turn_seq == outcome.session.current_turn}
-    assert current <= set(kept_seqs)
-    window_users = {
-        m.seq for m in history if m.role == "user" and m.turn_seq >= first_protected_turn(outcome)
-    }
-    assert window_users <= set(kept_seqs)
-
-    # Summaries only ever cover turns older than the protected window.
-    for message in history:
-        if message.seq in outcome.summarised:
-            assert message.turn_seq < first_protected_turn(outcome)
-
-    # Anchored messages, and the units they belong to, are never pruned.
-    for message in history:
-        if message.message_id in outcome.anchors:
-            assert not unit_of(history, message) & outcome.pruned
-
-    # Calls and results travel together, checked on the structure ...
-    kept_set = set(kept_seqs)
-    for message in history:
-        if message.answers_seq is not None:
-            assert (message.seq in kept_set) == (message.answers_seq in kept_set), message
-    # ... and on the rendered prompt: the kept messages are a valid chat.
-    chats = [outcome.session.chats[seq] for seq in kept_seqs]
-    assert chat_problems([{"role": "system", "content": "rules"}, *chats]) == []
-    assert chat_problems(chats) == []
-
-
-def still_prunable(outcome: Outcome) -> list[HistoryMessage]:
-    """Kept messages the policy would have been allowed to prune."""
-    found = []
-    for message in outcome.kept:
-        if message.turn_seq == outcome.session.current_turn:
-            continue
-        unit = [m for m in outcome.kept if m.unit_key == message.unit_key]
-        if any(m.message_id in outcome.anchors for m in unit):
-            continue
-        head = unit[0]
-        if head.turn_seq >= first_protected_turn(outcome) and not head.calls_tools:
-            continue
-        found.append(message)
-    return found
-
-
-def check_rejection_is_a_last_resort(outcome: Outcome) -> None:
-    """A prompt that does not fit has had everything the policy may prune pruned."""
-    if not outcome.fits:
-        assert still_prunable(outcome) == []
-
-
-def check_prune_reaches_the_low_water_mark(outcome: Outcome) -> None:
-    """Once pruning fires it goes under the low-water mark, unless it runs out of units."""
-    if outcome.prune_triggered:
-        low_water = outcome.policy.low_water_ratio * outcome.budget.input_budget
-        assert outcome.usage_after_prune < low_water or still_prunable(outcome) == []
-
-
-@given(st.data())
-@PROPERTY_SETTINGS
-def test_pipeline_invariants_hold_for_any_session(data: st.DataObject) -> None:
-    outcome = run_pipeline(data, summariser_fails=False)
-    check_invariants(outcome)
-    check_rejection_is_a_last_resort(outcome)
-    check_prune_reaches_the_low_water_mark(outcome)
-
-
-@given(st.data())
-@PROPERTY_SETTINGS
-def test_pipeline_invariants_hold_when_the_summariser_fails(data: st.DataObject) -> None:
-    outcome = run_pipeline(data, summariser_fails=True)
-    assert not outcome.summarised
-    check_invariants(outcome)
-    check_rejection_is_a_last_resort(outcome)
-    check_prune_reaches_the_low_water_mark(outcome)
 
 
 @given(session=sessions(), policy=budget_settings(), data=st.data())
