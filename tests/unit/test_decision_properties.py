@@ -109,7 +109,8 @@ def draw_case(data: st.DataObject) -> Case:
     )
     older = [m for m in messages if m.turn_seq < current]
     latest: LatestSummary | None = None
-    if older and data.draw(st.booleans(), label="has_summary"):
+    has_summary = data.draw(st.booleans(), label="has_summary")
+    if older and has_summary:
         cited = data.draw(st.sets(st.sampled_from([m.id for m in older]), max_size=4))
         latest = LatestSummary(
             id=1,
