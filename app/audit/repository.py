@@ -16,7 +16,6 @@ from sqlalchemy import (
     Select,
     delete,
     func,
-    insert,
     select,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -25,7 +24,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 
 from app.audit.schemas import AuditFilter
 from app.audit.telemetry import note_audit_row
-from app.db import WriteBatch
+from app.db import WriteBatch, insert_rows
 from app.models import AuditRecord
 
 
@@ -117,7 +116,8 @@ class AuditRepository:
     def insert(self, batch: WriteBatch, values: dict[str, Any]) -> None:
         """An assembly's audit row, with its reserved id; counted and logged once its
         transaction commits, like every audit row."""
-        batch.add(insert(AuditRecord).values(values))
+        columns = tuple(values)
+        batch.add(("insert_audit", columns), insert_rows(AuditRecord, columns), values)
         note_audit_row(self.db.sync_session, values)
 
     async def get(self, audit_id: int, *, tenant_id: str) -> AuditRecord | None:

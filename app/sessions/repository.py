@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import WriteBatch
+from app.db import DmlStatement, WriteBatch, bound_values
 from app.models import SessionRecord, TurnRecord, TurnStatus
 from app.models.base import utcnow
 
@@ -65,8 +65,20 @@ class SessionRepository:
         }
         if prompt_fingerprint is not None:
             values["prompt_fingerprint"] = list(prompt_fingerprint)
+        columns = tuple(values)
+
+        def build(prefix: str) -> DmlStatement:
+            return (
+                update(SessionRecord)
+                .where(
+                    SessionRecord.tenant_id == bindparam(prefix + "tenant_id"),
+                    SessionRecord.id == bindparam(prefix + "session_id"),
+                )
+                .values(bound_values(SessionRecord, columns, prefix))
+            )
+
         batch.add(
-            update(SessionRecord)
-            .where(SessionRecord.tenant_id == self.tenant_id, SessionRecord.id == session_id)
-            .values(**values)
+            ("record_assembly", columns),
+            build,
+            {**values, "tenant_id": self.tenant_id, "session_id": session_id},
         )

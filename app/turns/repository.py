@@ -7,11 +7,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Integer, Select, and_, bindparam, func, insert, literal, select, true, update
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    func,
+    insert,
+    literal,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import Update
 
 from app.budget.summary import SummaryContent, SummaryItem
-from app.db import WriteBatch
+from app.db import DmlStatement, WriteBatch, bound_values, insert_rows
 from app.models import (
     AuditRecord,
     MessageRecord,
@@ -179,6 +192,61 @@ class AssemblyState:
     audit_id: int
 
 
+#: Every column a new message is written with (the tenant is the repository's).
+MESSAGE_COLUMNS = (
+    "tenant_id",
+    "session_id",
+    "turn_id",
+    "seq",
+    "turn_seq",
+    "step",
+    "role",
+    "content",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "answers_seq",
+    "token_count",
+    "token_encoding",
+    "state",
+    "created_at",
+)
+_TURN_COLUMNS = ("id", "tenant_id", "session_id", "seq", "status", "steps", "started_at")
+
+
+def _message_in_session(prefix: str) -> list[ColumnElement[bool]]:
+    return [
+        MessageRecord.tenant_id == bindparam(prefix + "tenant_id"),
+        MessageRecord.session_id == bindparam(prefix + "session_id"),
+    ]
+
+
+def _recount(prefix: str) -> DmlStatement:
+    return (
+        update(MessageRecord)
+        .where(*_message_in_session(prefix), MessageRecord.id == bindparam(prefix + "message_id"))
+        .values(
+            token_count=bindparam(prefix + "token_count"),
+            token_encoding=bindparam(prefix + "token_encoding"),
+        )
+    )
+
+
+def _set_state(prefix: str) -> Update:
+    return (
+        update(MessageRecord)
+        .where(
+            *_message_in_session(prefix),
+            MessageRecord.id.in_(bindparam(prefix + "message_ids", expanding=True)),
+        )
+        .values(state=bindparam(prefix + "state"))
+    )
+
+
+def _set_state_and_summary(prefix: str) -> DmlStatement:
+    return _set_state(prefix).values(summary_id=bindparam(prefix + "summary_id"))
+
+
 class TurnRepository:
     """One tenant's turns, messages and summaries: every query filters on the tenant, so
     that a session id another tenant also uses never reaches that tenant's rows."""
@@ -258,15 +326,17 @@ class TurnRepository:
 
     def insert_turn(self, batch: WriteBatch, *, session_id: str, turn_id: str, seq: int) -> None:
         batch.add(
-            insert(TurnRecord).values(
-                id=turn_id,
-                tenant_id=self.tenant_id,
-                session_id=session_id,
-                seq=seq,
-                status=TurnStatus.OPEN,
-                steps=0,
-                started_at=utcnow(),
-            )
+            "insert_turn",
+            insert_rows(TurnRecord, _TURN_COLUMNS),
+            {
+                "id": turn_id,
+                "tenant_id": self.tenant_id,
+                "session_id": session_id,
+                "seq": seq,
+                "status": TurnStatus.OPEN,
+                "steps": 0,
+                "started_at": utcnow(),
+            },
         )
 
     def record_step(
@@ -280,11 +350,7 @@ class TurnRepository:
         values: dict[str, Any] = {"steps": step}
         if usage is not None:
             values["usage"] = usage
-        batch.add(
-            update(TurnRecord)
-            .where(TurnRecord.id == turn_id, TurnRecord.tenant_id == self.tenant_id)
-            .values(**values)
-        )
+        self._update_turn(batch, turn_id, values)
 
     def close_turn(
         self,
@@ -303,18 +369,44 @@ class TurnRepository:
         }
         if usage is not None:
             values["usage"] = usage
+        self._update_turn(batch, turn_id, values)
+
+    def _update_turn(self, batch: WriteBatch, turn_id: str, values: dict[str, Any]) -> None:
+        columns = tuple(values)
+
+        def build(prefix: str) -> DmlStatement:
+            return (
+                update(TurnRecord)
+                .where(
+                    TurnRecord.id == bindparam(prefix + "turn_id"),
+                    TurnRecord.tenant_id == bindparam(prefix + "tenant_id"),
+                )
+                .values(bound_values(TurnRecord, columns, prefix))
+            )
+
         batch.add(
-            update(TurnRecord)
-            .where(TurnRecord.id == turn_id, TurnRecord.tenant_id == self.tenant_id)
-            .values(**values)
+            ("update_turn", columns),
+            build,
+            {**values, "turn_id": turn_id, "tenant_id": self.tenant_id},
         )
 
     def insert_messages(self, batch: WriteBatch, rows: Sequence[Mapping[str, Any]]) -> None:
-        """New messages with their reserved ids (``tenant_id`` added here)."""
-        if rows:
-            batch.add(
-                insert(MessageRecord).values([{**row, "tenant_id": self.tenant_id} for row in rows])
-            )
+        """New messages (every column of ``MESSAGE_COLUMNS`` but the tenant, which is added
+        here); with ``id`` when it was reserved."""
+        if not rows:
+            return
+        columns = (*MESSAGE_COLUMNS, "id") if "id" in rows[0] else MESSAGE_COLUMNS
+        batch.add(
+            ("insert_messages", len(rows), len(columns)),
+            insert_rows(MessageRecord, columns, len(rows)),
+            {
+                f"{index}_{column}": self.tenant_id if column == "tenant_id" else row[column]
+                for index, row in enumerate(rows)
+                for column in columns
+            }
+            if len(rows) > 1
+            else {c: self.tenant_id if c == "tenant_id" else rows[0][c] for c in columns},
+        )
 
     def recount(
         self, batch: WriteBatch, session_id: str, counts: Sequence[tuple[int, int]], encoding: str
@@ -322,13 +414,15 @@ class TurnRepository:
         """Cache new counts of stored messages (the session's estimator changed)."""
         for message_id, tokens in counts:
             batch.add(
-                update(MessageRecord)
-                .where(
-                    MessageRecord.tenant_id == self.tenant_id,
-                    MessageRecord.session_id == session_id,
-                    MessageRecord.id == message_id,
-                )
-                .values(token_count=tokens, token_encoding=encoding)
+                "recount",
+                _recount,
+                {
+                    "tenant_id": self.tenant_id,
+                    "session_id": session_id,
+                    "message_id": message_id,
+                    "token_count": tokens,
+                    "token_encoding": encoding,
+                },
             )
 
     def set_state(
@@ -342,18 +436,22 @@ class TurnRepository:
     ) -> None:
         if not message_ids:
             return
-        values: dict[str, object] = {"state": state}
+        params: dict[str, Any] = {
+            "tenant_id": self.tenant_id,
+            "session_id": session_id,
+            "message_ids": list(message_ids),
+            "state": state,
+        }
         if summary_id is not None:
-            values["summary_id"] = summary_id
-        batch.add(
-            update(MessageRecord)
-            .where(
-                MessageRecord.tenant_id == self.tenant_id,
-                MessageRecord.session_id == session_id,
-                MessageRecord.id.in_(list(message_ids)),
+            params["summary_id"] = summary_id
+        if summary_id is None:
+            batch.add("set_state", _set_state, params)
+        else:
+            batch.add(
+                "set_state_and_summary",
+                _set_state_and_summary,
+                {**params, "summary_id": summary_id},
             )
-            .values(**values)
-        )
 
     async def insert_summary(self, values: Mapping[str, Any]) -> int:
         """Store a new summary now (its id is what the batch's writes point to)."""

@@ -141,7 +141,7 @@ class TurnService:
             content=body.message.model_dump(mode="json")["content"],
             name=body.message.name,
         )
-        return await self._assemble(
+        return await self._read_decide_write(
             session, state, turn, step=0, new=(user,), usage=None, started=started,
             prompt_format=body.format,
         )  # fmt: skip
@@ -183,7 +183,7 @@ class TurnService:
             )
             for index, result in enumerate(body.tool_results)
         )
-        return await self._assemble(
+        return await self._read_decide_write(
             session,
             state,
             _Turn(id=turn_id, seq=turn_seq, new=False),
@@ -402,7 +402,7 @@ class TurnService:
 
     # -- read, decide, write --------------------------------------------------------------------
 
-    async def _assemble(
+    async def _read_decide_write(
         self,
         session: SessionRecord,
         state: AssemblyState,
@@ -503,24 +503,27 @@ class TurnService:
         summary_id: int | None = None
         new_summary = decision.new_summary
         if new_summary is not None:
-            sources = [m for m in snapshot.stored if m.id in frozenset(new_summary.source_ids)]
-            summary_id = await self.turns.insert_summary(
-                summary_values(
-                    new_summary.content,
-                    session_id=session_id,
-                    turn_id=turn.id,
-                    turn_seq=turn.seq,
-                    # A new summary covers the previous one's range and its sources.
-                    from_message_id=head.from_message_id if head else sources[0].id,
-                    to_message_id=sources[-1].id,
-                    from_seq=head.from_seq if head else sources[0].seq,
-                    to_seq=sources[-1].seq,
-                    rendered=new_summary.rendered,
-                    tokens=new_summary.tokens,
-                    encoding=encoding,
-                    summarizer=self.runtime.summarizer.name,
-                )
+            folded = frozenset(new_summary.source_ids)
+            sources = [m for m in snapshot.stored if m.id in folded]
+            values = summary_values(
+                new_summary.content,
+                session_id=session_id,
+                turn_id=turn.id,
+                turn_seq=turn.seq,
+                # A new summary covers the previous one's range and its sources.
+                from_message_id=head.from_message_id if head else sources[0].id,
+                to_message_id=sources[-1].id,
+                from_seq=head.from_seq if head else sources[0].seq,
+                to_seq=sources[-1].seq,
+                rendered=new_summary.rendered,
+                tokens=new_summary.tokens,
+                encoding=encoding,
+                summarizer=self.runtime.summarizer.name,
             )
+            summary_id = await self.turns.insert_summary(values)
+            # The next turn shows this summary: parsed already, it need not be read back. Its
+            # key holds the creation time too, so a write that rolls back names no other row.
+            self.runtime.summaries.put((summary_id, values["created_at"]), new_summary.content)
         if turn.new:
             self.turns.insert_turn(batch, session_id=session_id, turn_id=turn.id, seq=turn.seq)
         else:

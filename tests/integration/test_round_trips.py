@@ -131,3 +131,27 @@ async def test_a_rejected_turn_start_costs_the_same_and_stores_only_its_audit_ro
     after = (await client.get(f"/v1/sessions/{session['id']}")).json()
     assert after["message_count"] == first["message_count"]
     assert after["turn_count"] == first["turn_count"]
+
+
+async def test_the_turn_after_a_summary_needs_no_extra_read_of_it(
+    postgres_apps: RunningApp,
+) -> None:
+    _, client = await postgres_apps.start()
+    session = await create_session(client, model="gpt-4o")
+    base = f"/v1/sessions/{session['id']}/turns"
+    trips = RoundTrips()
+    summarised = False
+    for number in range(12):
+        with trips.counting():
+            started = await client.post(base, json={"message": {"content": words(20, number)}})
+        assert started.status_code == 201, started.text
+        if summarised:
+            # The summary made by the previous turn is shown without being read back.
+            assert trips.count == 5, trips.statements
+            break
+        summarised = started.json()["actions"]["summary_triggered"]
+        done = await client.post(
+            f"{base}/{started.json()['turn_id']}/complete", json={"assistant": {"content": "ok"}}
+        )
+        assert done.status_code == 200, done.text
+    assert summarised
