@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.auth.service import OPEN_CALLER, Caller, KeyService, Scope
 from app.db import DbSession
 from app.errors import ForbiddenScopeError, UnauthenticatedError
-from app.runtime import RuntimeDep
+from app.runtime import Runtime
 
 _bearer = HTTPBearer(
     auto_error=False,
@@ -19,14 +19,14 @@ _bearer = HTTPBearer(
 )
 
 
-async def get_caller(
-    db: DbSession,
-    runtime: RuntimeDep,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> Caller:
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+async def get_caller(request: Request, db: DbSession, credentials: Credentials) -> Caller:
     """The key's tenant and scopes; with no key in the database (and a bind that allows it),
     the open caller. A key that is sent is always checked, open or not. Both answers come
     from the process's key cache while it trusts them (``api_key_cache_seconds``)."""
+    runtime: Runtime = request.app.state.runtime
     keys = KeyService(db)
     if credentials is not None:
         key = credentials.credentials
@@ -41,8 +41,13 @@ async def get_caller(
     raise UnauthenticatedError("send an API key: `Authorization: Bearer ctxd_…`")
 
 
-def require(scope: Scope) -> Callable[[Caller], Awaitable[Caller]]:
-    async def caller_with_scope(caller: Annotated[Caller, Depends(get_caller)]) -> Caller:
+def require(scope: Scope) -> Callable[..., Awaitable[Caller]]:
+    # One dependency, not a scope check on top of get_caller: every layer of dependencies
+    # costs its resolution on every request of the hot routes.
+    async def caller_with_scope(
+        request: Request, db: DbSession, credentials: Credentials
+    ) -> Caller:
+        caller = await get_caller(request, db, credentials)
         if scope not in caller.scopes:
             raise ForbiddenScopeError(f"this API key lacks the {scope!s} scope")
         return caller

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
@@ -7,10 +8,10 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
 from app.auth.dependencies import AgentCaller
 from app.db import DbSession
 from app.errors import ERROR_RESPONSES
-from app.idempotency.dependencies import IdempotencyDep, IdempotencyKey
-from app.idempotency.service import request_hash
+from app.idempotency.dependencies import IdempotencyKey
+from app.idempotency.service import IdempotencyService, request_hash
 from app.models import MessageState
-from app.runtime import RuntimeDep
+from app.runtime import Runtime
 from app.sessions.endpoints import SessionId
 from app.turns.schemas import (
     AssemblyOut,
@@ -26,11 +27,33 @@ from app.turns.service import TurnService
 router = APIRouter(prefix="/v1/sessions/{session_id}", tags=["turns"], responses=ERROR_RESPONSES)
 
 
-async def get_turn_service(db: DbSession, runtime: RuntimeDep, caller: AgentCaller) -> TurnService:
-    return TurnService(db, tenant_id=caller.tenant_id, runtime=runtime)
+async def get_turn_service(request: Request, db: DbSession, caller: AgentCaller) -> TurnService:
+    return TurnService(db, tenant_id=caller.tenant_id, runtime=request.app.state.runtime)
 
 
 TurnServiceDep = Annotated[TurnService, Depends(get_turn_service)]
+
+
+@dataclass(frozen=True)
+class TurnCall:
+    """What an agent's turn call needs: the service, and replay of a retried request. One
+    dependency: the hot routes resolve as few as they can on every request."""
+
+    service: TurnService
+    idempotency: IdempotencyService
+
+
+async def get_turn_call(request: Request, db: DbSession, caller: AgentCaller) -> TurnCall:
+    runtime: Runtime = request.app.state.runtime
+    return TurnCall(
+        TurnService(db, tenant_id=caller.tenant_id, runtime=runtime),
+        IdempotencyService(
+            db, tenant_id=caller.tenant_id, ttl_seconds=runtime.settings.idempotency_ttl_seconds
+        ),
+    )
+
+
+TurnCallDep = Annotated[TurnCall, Depends(get_turn_call)]
 TurnId = Annotated[str, Path(min_length=1, max_length=64)]
 
 
@@ -39,18 +62,17 @@ async def start_turn(
     request: Request,
     session_id: SessionId,
     body: TurnStart,
-    service: TurnServiceDep,
-    idempotency: IdempotencyDep,
+    call: TurnCallDep,
     idempotency_key: IdempotencyKey = None,
 ) -> AssemblyOut | Response:
     """Start a turn with the user's message; returns the prompt for the first LLM call, or
     422 ``context_budget_exceeded`` (nothing stored) when it cannot fit."""
-    return await idempotency.run(
+    return await call.idempotency.run(
         idempotency_key,
         fingerprint=request_hash(request.method, request.url.path, body),
         session_id=session_id,
         status_code=status.HTTP_201_CREATED,
-        work=lambda: service.start_turn(session_id, body),
+        work=lambda: call.service.start_turn(session_id, body),
     )
 
 
@@ -66,17 +88,16 @@ async def post_step(
     session_id: SessionId,
     turn_id: TurnId,
     body: StepRequest,
-    service: TurnServiceDep,
-    idempotency: IdempotencyDep,
+    call: TurnCallDep,
     idempotency_key: IdempotencyKey = None,
 ) -> AssemblyOut | Response:
     """Post the assistant's tool calls and their results; returns the next prompt."""
-    return await idempotency.run(
+    return await call.idempotency.run(
         idempotency_key,
         fingerprint=request_hash(request.method, request.url.path, body),
         session_id=session_id,
         status_code=status.HTTP_200_OK,
-        work=lambda: service.post_step(session_id, turn_id, body),
+        work=lambda: call.service.post_step(session_id, turn_id, body),
     )
 
 
@@ -86,17 +107,16 @@ async def complete_turn(
     session_id: SessionId,
     turn_id: TurnId,
     body: CompleteRequest,
-    service: TurnServiceDep,
-    idempotency: IdempotencyDep,
+    call: TurnCallDep,
     idempotency_key: IdempotencyKey = None,
 ) -> TurnOut | Response:
     """Close the turn with the assistant's answer, as completed or failed."""
-    return await idempotency.run(
+    return await call.idempotency.run(
         idempotency_key,
         fingerprint=request_hash(request.method, request.url.path, body),
         session_id=session_id,
         status_code=status.HTTP_200_OK,
-        work=lambda: service.complete_turn(session_id, turn_id, body),
+        work=lambda: call.service.complete_turn(session_id, turn_id, body),
     )
 
 
