@@ -148,8 +148,8 @@ def _serve(settings: Settings, workers: int) -> None:
     import uvicorn
 
     from app.auth.service import AuthNotConfiguredError, check_open_mode
-    from app.budget.tokens import TokenizerRegistry
     from app.tokens.models_file import check_tokenizer_files, model_registry
+    from app.tokens.registry import TokenizerRegistry
 
     # Checked here as well as at start-up so that an unmigrated database, a bad models file or
     # a public bind without keys is one clear line, not a server traceback per worker (and so

@@ -16,12 +16,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.repository import AuditRepository
 from app.audit.schemas import AuditFilter
-from app.budget.tokens import TokenizerRegistry, content_text
+from app.budget.tokens import content_text
 from app.errors import NotFoundError
 from app.models import AuditRecord, MessageRecord, MessageState
 from app.sessions.repository import SessionRepository
 from app.settings import Settings
 from app.tokens.budgets import session_budget
+from app.tokens.registry import TokenizerRegistry
 from app.turns.repository import TurnRepository
 
 STATES = (MessageState.ACTIVE, MessageState.SUMMARISED, MessageState.PRUNED)

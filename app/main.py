@@ -20,7 +20,6 @@ from app.audit.telemetry import watch_audit_rows
 from app.auth.cache import ApiKeyCache
 from app.auth.dependencies import require
 from app.auth.service import Scope, check_open_mode
-from app.budget.tokens import TokenizerRegistry
 from app.caches import TTLCache
 from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
@@ -42,6 +41,7 @@ from app.summary_jobs.endpoints import router as summary_jobs_router
 from app.summary_jobs.service import SummaryJobWorker
 from app.tokens.endpoints import router as tokens_router
 from app.tokens.models_file import check_tokenizer_files, model_registry
+from app.tokens.registry import TokenizerRegistry
 from app.turns.endpoints import router as turns_router
 
 

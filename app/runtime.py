@@ -11,12 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.cache import ApiKeyCache
 from app.budget.assembly import ContextBlocks, FixedCost, fixed_cost
-from app.budget.tokens import ChatRules, TokenCounter, TokenizerRegistry, rules_of
+from app.budget.tokens import ChatRules, TokenCounter, rules_of
 from app.caches import LRU, SummaryCache, TTLCache
 from app.metrics import Metrics
 from app.settings import Settings
 from app.summarize import Summarizer
 from app.tokens.calibration import CalibrationService
+from app.tokens.registry import TokenizerRegistry
 
 
 class FixedCostCache:

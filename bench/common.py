@@ -20,9 +20,9 @@ _OFFLINE_BPE = Path(__file__).resolve().parent.parent.parent / "shared" / "tikto
 if "TIKTOKEN_CACHE_DIR" not in os.environ and _OFFLINE_BPE.is_dir():
     os.environ["TIKTOKEN_CACHE_DIR"] = str(_OFFLINE_BPE)
 
-from app.budget.tokens import TokenizerRegistry  # noqa: E402
 from app.main import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
+from app.tokens.registry import TokenizerRegistry  # noqa: E402
 
 #: The Postgres server the benchmarks make their databases on.
 DEFAULT_SERVER = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"

@@ -20,7 +20,7 @@ from typing import Any
 
 import tiktoken
 
-from app.budget.tokens import TokenizerRegistry
+from app.tokens.registry import TokenizerRegistry
 from bench.common import machine, running_app
 from bench.turn_cost import SESSION, one_turn, seed_history
 

@@ -25,11 +25,12 @@ from typing import Any
 import httpx
 
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
-from app.budget.tokens import TokenizerRegistry, lookup_model
+from app.budget.tokens import lookup_model
 from app.main import create_app
 from app.settings import Settings
 from app.summarize import SourceMessage, SummaryRequest
 from app.summarize.llm import LLMSummarizer, request_prompt
+from app.tokens.registry import TokenizerRegistry
 from bench.common import machine, percentile
 from tests.fake_llm import FakeChat, serve_fake_chat
 

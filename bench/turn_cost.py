@@ -21,10 +21,11 @@ import httpx
 from sqlalchemy import insert, update
 
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
-from app.budget.tokens import TokenizerRegistry, count_message, lookup_model
+from app.budget.tokens import count_message, lookup_model
 from app.db import create_engine
 from app.models import MessageRecord, MessageState, SessionRecord, SummaryRecord, TurnRecord
 from app.models.base import utcnow
+from app.tokens.registry import TokenizerRegistry
 from bench.common import machine, running_app
 
 #: The benchmark runs the service open (no API key): every session is the default tenant's.

@@ -31,11 +31,11 @@ if "TIKTOKEN_CACHE_DIR" not in os.environ and _OFFLINE_BPE.is_dir():
     os.environ["TIKTOKEN_CACHE_DIR"] = str(_OFFLINE_BPE)
 
 from app.auth.service import KeyService, Scope  # noqa: E402
-from app.budget.tokens import TokenizerRegistry  # noqa: E402
 from app.db import create_engine, migrate  # noqa: E402
 from app.main import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from app.summarize import Summarizer  # noqa: E402
+from app.tokens.registry import TokenizerRegistry  # noqa: E402
 
 POSTGRES_URL_ENV = "CONTEXTD_TEST_POSTGRES_URL"
 T = TypeVar("T")

@@ -23,21 +23,13 @@ says so, so the caller can log and count it.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 import math
-import threading
-import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from app.budget.images import DEFAULT_IMAGE_RULES, ImageRules, image_part_cost
-from app.caches import LRU
-
-logger = logging.getLogger(__name__)
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
@@ -122,29 +114,37 @@ class Encoding(Protocol):
     def encode(self, text: str, *, disallowed_special: Any = ...) -> list[int]: ...
 
 
-#: Counts of short texts per encoding. Summaries carry the same items from one summary to
-#: the next, and every fold counts them all again: remembered, a fold costs what its new
-#: items cost. Long texts (tool output) are counted once when stored and never again.
-_SHORT_TEXT_COUNTS: weakref.WeakKeyDictionary[Encoding, LRU[str, int]] = weakref.WeakKeyDictionary()
+class TextCounts(Protocol):
+    """Remembered counts of texts (the runtime owns one per encoding)."""
+
+    def get(self, key: str) -> int | None: ...
+
+    def put(self, key: str, value: int) -> None: ...
+
+
+#: Texts longer than this are not remembered: tool output is counted once, when stored.
 MEMO_MAX_CHARS = 2_000
 
 
 @dataclass(frozen=True)
 class TiktokenCounter:
+    """An OpenAI encoding. ``memo`` remembers the counts of short texts: summaries carry the
+    same items from one summary to the next, and every fold counts them all again;
+    remembered, a fold costs what its new items cost."""
+
     encoding_name: str
     encoding: Encoding
     rules: ChatRules = DEFAULT_RULES
+    memo: TextCounts | None = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def name(self) -> str:
         return _named(f"tiktoken:{self.encoding_name}", self.rules)
 
     def count_text(self, text: str) -> int:
-        if len(text) > MEMO_MAX_CHARS:
+        memo = self.memo
+        if memo is None or len(text) > MEMO_MAX_CHARS:
             return self._encode_count(text)
-        memo = _SHORT_TEXT_COUNTS.get(self.encoding)
-        if memo is None:
-            memo = _SHORT_TEXT_COUNTS.setdefault(self.encoding, LRU(16_384))
         count = memo.get(text)
         if count is None:
             count = self._encode_count(text)
@@ -596,133 +596,6 @@ def model_family(name: str) -> str | None:
     for a model the table does not know: a bounded name, fit for a metric label."""
     spec = BUILTIN_REGISTRY.lookup(name)
     return spec.entry if spec.source == "builtin" else None
-
-
-# -- loading encodings ------------------------------------------------------------------------
-
-
-def load_tiktoken_encoding(name: str) -> Encoding:
-    import tiktoken
-
-    return tiktoken.get_encoding(name)
-
-
-def load_tokenizer_file(path: str) -> HuggingFaceTokenizer:
-    """A Hugging Face ``tokenizer.json``, with the optional ``tokenizers`` library."""
-    try:
-        from tokenizers import Tokenizer
-    except ImportError as error:
-        raise RuntimeError(
-            "counting with a tokenizer.json needs the tokenizers library: "
-            "pip install 'contextd[hf]'"
-        ) from error
-    tokenizer: HuggingFaceTokenizer = Tokenizer.from_file(path)
-    return tokenizer
-
-
-def tokenizer_label(spec: ModelSpec) -> str:
-    """``<entry>@<digest of the file>``: a new file is a new estimator (and a recount)."""
-    assert spec.tokenizer_file is not None
-    digest = hashlib.sha256(Path(spec.tokenizer_file).read_bytes()).hexdigest()[:12]
-    return f"{(spec.entry or spec.name)[:40]}@{digest}"
-
-
-@dataclass
-class _Loaded:
-    encodings: dict[str, Encoding | None] = field(default_factory=dict)
-    tokenizers: dict[str, tuple[str, HuggingFaceTokenizer] | None] = field(default_factory=dict)
-
-
-class TokenizerRegistry:
-    """Knows the models and hands out their counters, loading each encoding once.
-
-    A failed load is remembered (and logged once): every later request gets the fallback
-    counter at once instead of retrying a download that cannot succeed.
-    """
-
-    def __init__(
-        self,
-        load_encoding: Callable[[str], Encoding] = load_tiktoken_encoding,
-        *,
-        models: ModelRegistry = BUILTIN_REGISTRY,
-        load_tokenizer: Callable[[str], HuggingFaceTokenizer] = load_tokenizer_file,
-    ) -> None:
-        self.models = models
-        self._load_encoding = load_encoding
-        self._load_tokenizer = load_tokenizer
-        self._lock = threading.Lock()
-        self._loaded = _Loaded()
-
-    def _encoding(self, encoding_name: str) -> Encoding | None:
-        with self._lock:
-            if encoding_name in self._loaded.encodings:
-                return self._loaded.encodings[encoding_name]
-            try:
-                encoding: Encoding | None = self._load_encoding(encoding_name)
-            except Exception:
-                logger.warning(
-                    "token encoding %s could not be loaded; counting with %s instead "
-                    "(set TIKTOKEN_CACHE_DIR for offline installs)",
-                    encoding_name,
-                    FALLBACK_ESTIMATOR,
-                    exc_info=True,
-                )
-                encoding = None
-            self._loaded.encodings[encoding_name] = encoding
-            return encoding
-
-    def _tokenizer(self, spec: ModelSpec) -> tuple[str, HuggingFaceTokenizer] | None:
-        path = str(spec.tokenizer_file)
-        with self._lock:
-            if path in self._loaded.tokenizers:
-                return self._loaded.tokenizers[path]
-            try:
-                loaded: tuple[str, HuggingFaceTokenizer] | None = (
-                    tokenizer_label(spec),
-                    self._load_tokenizer(path),
-                )
-            except Exception:
-                logger.warning(
-                    "tokenizer file %s could not be loaded; counting with %s instead",
-                    path,
-                    FALLBACK_ESTIMATOR,
-                    exc_info=True,
-                )
-                loaded = None
-            self._loaded.tokenizers[path] = loaded
-            return loaded
-
-    def preload_tokenizer(self, spec: ModelSpec) -> None:
-        """Load a model's tokenizer file now, raising why it cannot be used."""
-        assert spec.tokenizer_file is not None
-        loaded = (tokenizer_label(spec), self._load_tokenizer(spec.tokenizer_file))
-        loaded[1].encode("check", add_special_tokens=False)
-        with self._lock:
-            self._loaded.tokenizers[spec.tokenizer_file] = loaded
-
-    def counter_for(self, spec: ModelSpec) -> tuple[TokenCounter, bool]:
-        """The counter for a model and whether it is the fallback estimator."""
-        base: TokenCounter
-        if spec.tokenizer_file:
-            tokenizer = self._tokenizer(spec)
-            if tokenizer is None:
-                return FallbackCounter(spec.rules), True
-            label, loaded = tokenizer
-            if spec.exact:
-                return HuggingFaceCounter(label, loaded, spec.rules), False
-            base = HuggingFaceCounter(label, loaded)
-        else:
-            encoding = self._encoding(spec.encoding)
-            if encoding is None:
-                return FallbackCounter(spec.rules), True
-            if spec.exact:
-                return TiktokenCounter(spec.encoding, encoding, spec.rules), False
-            base = TiktokenCounter(spec.encoding, encoding)
-        return ScaledCounter(base, spec.safety_factor, spec.rules), False
-
-    def lookup(self, name: str, *, default_context_limit: int = 8192) -> ModelSpec:
-        """A model's spec from this registry's table."""
-        return self.models.lookup(name, default_context_limit=default_context_limit)
 
 
 def counting_method(spec: ModelSpec, *, fell_back: bool) -> CountingMethod:

@@ -6,10 +6,11 @@ import math
 from dataclasses import dataclass, replace
 
 from app.budget.policy import Budget, compute_budget
-from app.budget.tokens import ModelSpec, TokenCounter, TokenizerRegistry
+from app.budget.tokens import ModelSpec, TokenCounter
 from app.errors import InvalidBudgetError
 from app.models import SessionRecord
 from app.settings import Settings
+from app.tokens.registry import TokenizerRegistry
 
 
 @dataclass(frozen=True)

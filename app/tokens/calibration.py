@@ -17,13 +17,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.repository import AuditRepository
 from app.budget.calibration import CalibrationState, applied_ratio, observe
-from app.budget.tokens import ModelSpec, TokenCounter, TokenizerRegistry
+from app.budget.tokens import ModelSpec, TokenCounter
 from app.caches import TTLCache
 from app.metrics import Metrics
 from app.models import CalibrationRecord, SessionRecord
 from app.models.base import utcnow
 from app.settings import Settings
 from app.tokens.budgets import SessionBudget
+from app.tokens.registry import TokenizerRegistry
 from app.tokens.repository import CalibrationRepository
 from app.tokens.schemas import CalibrationOut
 

@@ -17,13 +17,8 @@ from typing import Annotated
 import tiktoken
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from app.budget.tokens import (
-    BUILTIN_REGISTRY,
-    ChatRules,
-    ModelRegistry,
-    ModelSpec,
-    TokenizerRegistry,
-)
+from app.budget.tokens import BUILTIN_REGISTRY, ChatRules, ModelRegistry, ModelSpec
+from app.tokens.registry import TokenizerRegistry
 
 #: The framing of current open-model chat templates (ChatML, Llama 3) around each message
 #: besides its role, and before the reply: the defaults for an entry with a tokenizer file.

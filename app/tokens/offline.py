@@ -13,12 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.budget.tokens import (
-    Encoding,
-    ModelRegistry,
-    TokenizerRegistry,
-    load_tiktoken_encoding,
-)
+from app.budget.tokens import Encoding, ModelRegistry
+from app.tokens.registry import TokenizerRegistry, load_tiktoken_encoding
 
 _BLOBS = "https://openaipublic.blob.core.windows.net"
 #: The files each tiktoken encoding is built from (tiktoken_ext.openai_public).

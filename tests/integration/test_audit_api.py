@@ -14,10 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.audit.repository import AuditRepository, percentile
 from app.audit.schemas import AuditFilter
 from app.budget.summary import SummaryContent
-from app.budget.tokens import TokenizerRegistry
 from app.db import create_engine
 from app.models.base import utcnow
 from app.summarize import SummaryRequest
+from app.tokens.registry import TokenizerRegistry
 from bench.audit_data import MODELS, fill_audit_rows
 from tests.conftest import RunningApp
 from tests.support import audit_rows, complete_turn, create_session, start_turn

@@ -9,8 +9,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.budget.assembly import chat_problems
 from app.budget.summary import SummaryContent
-from app.budget.tokens import TokenizerRegistry
 from app.summarize import SummaryRequest
+from app.tokens.registry import TokenizerRegistry
 from tests.conftest import RunningApp
 from tests.support import (
     audit_rows,

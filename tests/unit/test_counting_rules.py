@@ -22,7 +22,8 @@ from app.budget.images import (
     data_url_size,
     image_tokens,
 )
-from app.budget.tokens import TokenizerRegistry, count_tools, lookup_model
+from app.budget.tokens import count_tools, lookup_model
+from app.tokens.registry import TokenizerRegistry
 from tests.openai_counting import jpeg_data_url, png_data_url
 
 PATCHES = ImageRules("patches", patch_multiplier=1.0)

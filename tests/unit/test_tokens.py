@@ -18,11 +18,11 @@ from app.budget.tokens import (
     ModelSpec,
     ScaledCounter,
     TiktokenCounter,
-    TokenizerRegistry,
     count_message,
     count_prompt,
     lookup_model,
 )
+from app.tokens.registry import TokenizerRegistry
 
 # --------------------------------------------------------------------------- fallback estimator
 
@@ -472,13 +472,16 @@ def test_short_texts_are_counted_once_per_encoding_and_long_ones_every_time() ->
     from app.budget.tokens import MEMO_MAX_CHARS
 
     encoding = _CountingEncoding()
-    counter = TiktokenCounter("o200k_base", encoding)
-    again = TiktokenCounter("o200k_base", encoding)  # a new counter, as each request makes
-    other = _CountingEncoding()
+    registry = TokenizerRegistry(lambda _name: encoding)
+    counter, _ = registry.counter_for(lookup_model("gpt-4o"))
+    # A new counter, as each request makes: the registry hands it its encoding's memo.
+    again, _ = registry.counter_for(lookup_model("gpt-4o"))
+    other = _CountingEncoding()  # another process's encoding
+    elsewhere, _ = TokenizerRegistry(lambda _name: other).counter_for(lookup_model("gpt-4o"))
     long_text = "x" * (MEMO_MAX_CHARS + 1)
 
     counts = [counter.count_text("Key fact: room 12"), again.count_text("Key fact: room 12")]
-    counts += [TiktokenCounter("o200k_base", other).count_text("Key fact: room 12")]
+    counts += [elsewhere.count_text("Key fact: room 12")]
     counts += [counter.count_text(long_text), counter.count_text(long_text)]
 
     assert counts == [17, 17, 17, MEMO_MAX_CHARS + 1, MEMO_MAX_CHARS + 1]
