@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
@@ -124,13 +125,20 @@ class TextCounts(Protocol):
 
 #: Texts longer than this are not remembered: tool output is counted once, when stored.
 MEMO_MAX_CHARS = 2_000
+#: Encodings whose pre-tokeniser never lets a token span a line break followed by anything
+#: but white space or "/" (their split patterns end a piece at such a break; checked against
+#: the encodings themselves in tests/unit/test_line_counts.py). A long text then costs the sum
+#: of its lines, and lines already counted (a summary's items, fold after fold) cost nothing.
+LINE_ADDITIVE_ENCODINGS = frozenset({"cl100k_base", "o200k_base"})
+_LINE_STARTS = re.compile(r"(?<=\n)(?=[^\s/])")
 
 
 @dataclass(frozen=True)
 class TiktokenCounter:
-    """An OpenAI encoding. ``memo`` remembers the counts of short texts: summaries carry the
-    same items from one summary to the next, and every fold counts them all again;
-    remembered, a fold costs what its new items cost."""
+    """An OpenAI encoding. ``memo`` remembers the counts of short texts (and of the lines of
+    long ones, where the encoding allows): summaries carry the same items from one summary
+    to the next, and every fold counts them all again; remembered, a fold costs what its new
+    items cost."""
 
     encoding_name: str
     encoding: Encoding
@@ -143,8 +151,20 @@ class TiktokenCounter:
 
     def count_text(self, text: str) -> int:
         memo = self.memo
-        if memo is None or len(text) > MEMO_MAX_CHARS:
+        if memo is None:
             return self._encode_count(text)
+        if len(text) <= MEMO_MAX_CHARS:
+            return self._remembered(memo, text)
+        if "\n" not in text or self.encoding_name not in LINE_ADDITIVE_ENCODINGS:
+            return self._encode_count(text)
+        return sum(
+            self._remembered(memo, line)
+            if len(line) <= MEMO_MAX_CHARS
+            else self._encode_count(line)
+            for line in _LINE_STARTS.split(text)
+        )
+
+    def _remembered(self, memo: TextCounts, text: str) -> int:
         count = memo.get(text)
         if count is None:
             count = self._encode_count(text)
