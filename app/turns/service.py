@@ -457,11 +457,13 @@ class TurnService:
             decision.figures.final
         )
         self.metrics.assembly_latency.observe(time.perf_counter() - started)
-        assembly = AssemblyOut(
+        # Built here from the decision's own values: constructed, not validated a second
+        # time (FastAPI serialises the response model as it is).
+        assembly = AssemblyOut.model_construct(
             turn_id=turn.id,
             step=step,
             messages=list(decision.messages),
-            budget=BudgetReport(
+            budget=BudgetReport.model_construct(
                 model_context_limit=decision.budget.model_context_limit,
                 input_budget=decision.budget.input_budget,
                 estimated_input_tokens=decision.figures.final,
@@ -469,7 +471,7 @@ class TurnService:
                 estimator=resolved.counter.name,
                 calibration_ratio=resolved.calibration_ratio,
             ),
-            actions=Actions(
+            actions=Actions.model_construct(
                 summary_triggered=decision.summary_triggered,
                 summary_reason=decision.summary_reason,
                 summary_fallback=decision.summary_fallback,
