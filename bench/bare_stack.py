@@ -1,14 +1,17 @@
-"""The ceiling of the stack contextd stands on: FastAPI + asyncpg under uvicorn, doing the
-same number of database round trips per request as contextd does, and nothing else.
+"""The ceiling of the stack contextd stands on: FastAPI + asyncpg under uvicorn, doing a turn's
+job in as many database round trips as contextd does, and nothing else.
 
 Its endpoints have contextd's paths (POST /v1/sessions, .../turns, .../turns/{t}/complete),
-so the same load generator drives both. Each request runs one transaction (BEGIN and COMMIT
-are two of its round trips) on tables of its own: the session row is locked (SELECT … FOR
-UPDATE), a turn and a message are inserted, the session row is updated, and the remaining
-round trips read the session's newest messages. How many round trips each endpoint makes
-comes from the environment (measured from contextd at run time, bench/throughput.py):
+so the same load generator drives both. Each request runs one transaction on tables of its
+own. A turn start: BEGIN, lock the session row (SELECT … FOR UPDATE), read the session's
+newest messages with their cached counts, one statement that inserts the turn, the message
+and an audit row and updates the session (data-modifying CTEs), COMMIT: five round trips. A
+completion: BEGIN, lock, one write (the answer, the turn's status, the session), COMMIT:
+four. Round trips that contextd makes beyond these are spent reading the newest messages
+again. The counts come from the environment (measured from contextd at run time,
+bench/throughput.py):
 
-    BARE_DATABASE_URL=postgresql://… BARE_START_ROUND_TRIPS=9 BARE_COMPLETE_ROUND_TRIPS=7 \\
+    BARE_DATABASE_URL=postgresql://… BARE_START_ROUND_TRIPS=5 BARE_COMPLETE_ROUND_TRIPS=5 \\
         uvicorn bench.bare_stack:create_app --factory --workers 2 --port 8090
 """
 
@@ -39,23 +42,51 @@ CREATE TABLE IF NOT EXISTS bare_messages (
     token_count integer NOT NULL
 );
 CREATE INDEX IF NOT EXISTS bare_messages_session_seq ON bare_messages (session_id, seq);
+CREATE TABLE IF NOT EXISTS bare_audit (
+    id bigserial PRIMARY KEY, session_id text NOT NULL, turn_id text NOT NULL,
+    input_tokens integer NOT NULL, kept integer NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
 """
-#: Statements beyond the four writes each request makes: a read of the newest messages.
+#: The read every turn start makes (and extra round trips repeat): the newest messages.
 READ_HISTORY = (
     "SELECT id, role, content, token_count FROM bare_messages WHERE session_id = $1 "
     "ORDER BY seq DESC LIMIT 40"
 )
+START_WRITES = """
+WITH turn AS (
+    INSERT INTO bare_turns (id, session_id, seq, status) VALUES ($2, $1, $3, 'open')
+), message AS (
+    INSERT INTO bare_messages (session_id, turn_id, seq, role, content, token_count)
+    VALUES ($1, $2, $4, 'user', $5, $6)
+), audit AS (
+    INSERT INTO bare_audit (session_id, turn_id, input_tokens, kept) VALUES ($1, $2, $7, $8)
+)
+UPDATE bare_sessions SET turn_count = turn_count + 1, message_count = $4, open_turn = $2
+WHERE id = $1
+"""
+COMPLETE_WRITES = """
+WITH message AS (
+    INSERT INTO bare_messages (session_id, turn_id, seq, role, content, token_count)
+    VALUES ($1, $2, $3, 'assistant', $4, $5)
+), turn AS (
+    UPDATE bare_turns SET status = 'completed' WHERE id = $2
+)
+UPDATE bare_sessions SET message_count = $3, open_turn = NULL WHERE id = $1
+"""
+#: BEGIN, lock, read the history, the writes, COMMIT; a completion reads no history.
+START_MINIMUM = 5
+COMPLETE_MINIMUM = 4
 
 
-def round_trips(name: str) -> int:
-    """At least 6: BEGIN, COMMIT and the four statements every request makes."""
-    return max(6, int(os.environ.get(name, "6")))
+def round_trips(name: str, minimum: int) -> int:
+    return max(minimum, int(os.environ.get(name, str(minimum))))
 
 
 def create_app() -> FastAPI:
     dsn = os.environ["BARE_DATABASE_URL"].replace("postgresql+asyncpg://", "postgresql://")
-    start_trips = round_trips("BARE_START_ROUND_TRIPS")
-    complete_trips = round_trips("BARE_COMPLETE_ROUND_TRIPS")
+    start_trips = round_trips("BARE_START_ROUND_TRIPS", START_MINIMUM)
+    complete_trips = round_trips("BARE_COMPLETE_ROUND_TRIPS", COMPLETE_MINIMUM)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -102,31 +133,21 @@ def create_app() -> FastAPI:
             if session is None or session["open_turn"] is not None:
                 return JSONResponse({"code": "conflict"}, status_code=409)
             seq = session["message_count"] + 1
+            history: list[Any] = []
+            for _ in range(start_trips - START_MINIMUM + 1):
+                history = await connection.fetch(READ_HISTORY, session_id)
+            tokens = len(content) // 4
             await connection.execute(
-                "INSERT INTO bare_turns (id, session_id, seq, status) VALUES ($1, $2, $3, 'open')",
-                turn_id,
+                START_WRITES,
                 session_id,
+                turn_id,
                 session["turn_count"] + 1,
-            )
-            await connection.execute(
-                "INSERT INTO bare_messages (session_id, turn_id, seq, role, content, token_count) "
-                "VALUES ($1, $2, $3, 'user', $4, $5)",
-                session_id,
-                turn_id,
                 seq,
                 content,
-                len(content) // 4,
+                tokens,
+                tokens + sum(row["token_count"] for row in history),
+                len(history) + 1,
             )
-            await connection.execute(
-                "UPDATE bare_sessions SET turn_count = turn_count + 1, message_count = $2, "
-                "open_turn = $3 WHERE id = $1",
-                session_id,
-                seq,
-                turn_id,
-            )
-            history: list[Any] = []
-            for _ in range(start_trips - 6):
-                history = await connection.fetch(READ_HISTORY, session_id)
         messages = [{"role": row["role"], "content": row["content"]} for row in reversed(history)]
         return {"turn_id": turn_id, "messages": messages}
 
@@ -144,25 +165,11 @@ def create_app() -> FastAPI:
             if session is None or session["open_turn"] != turn_id:
                 return JSONResponse({"code": "turn_not_open"}, status_code=409)
             seq = session["message_count"] + 1
-            await connection.execute(
-                "INSERT INTO bare_messages (session_id, turn_id, seq, role, content, token_count) "
-                "VALUES ($1, $2, $3, 'assistant', $4, $5)",
-                session_id,
-                turn_id,
-                seq,
-                content,
-                len(content or "") // 4,
-            )
-            await connection.execute(
-                "UPDATE bare_turns SET status = 'completed' WHERE id = $1", turn_id
-            )
-            await connection.execute(
-                "UPDATE bare_sessions SET message_count = $2, open_turn = NULL WHERE id = $1",
-                session_id,
-                seq,
-            )
-            for _ in range(complete_trips - 6):
+            for _ in range(complete_trips - COMPLETE_MINIMUM):
                 await connection.fetch(READ_HISTORY, session_id)
+            await connection.execute(
+                COMPLETE_WRITES, session_id, turn_id, seq, content, len(content or "") // 4
+            )
         return {"id": turn_id, "status": "completed"}
 
     return app

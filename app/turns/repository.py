@@ -212,6 +212,33 @@ MESSAGE_COLUMNS = (
     "created_at",
 )
 _TURN_COLUMNS = ("id", "tenant_id", "session_id", "seq", "status", "steps", "started_at")
+_SUMMARY_COLUMNS = (
+    "tenant_id",
+    "session_id",
+    "turn_id",
+    "turn_seq",
+    "from_message_id",
+    "to_message_id",
+    "from_seq",
+    "to_seq",
+    "summary_text",
+    "key_facts",
+    "decisions",
+    "open_questions",
+    "action_items",
+    "rendered",
+    "token_count",
+    "token_encoding",
+    "summarizer",
+    "created_at",
+)
+# Built once, with bound parameters: a summary's values are large, and compiling a statement
+# that holds them as literals costs more than storing them.
+_INSERT_SUMMARY = (
+    insert(SummaryRecord)
+    .values(bound_values(SummaryRecord, _SUMMARY_COLUMNS, ""))
+    .returning(SummaryRecord.id)
+)
 
 
 def _message_in_session(prefix: str) -> list[ColumnElement[bool]]:
@@ -455,13 +482,9 @@ class TurnRepository:
 
     async def insert_summary(self, values: Mapping[str, Any]) -> int:
         """Store a new summary now (its id is what the batch's writes point to)."""
-        statement = (
-            insert(SummaryRecord)
-            .values({**values, "tenant_id": self.tenant_id})
-            .returning(SummaryRecord.id)
-        )
         connection = await self.db.connection()
-        return int((await connection.execute(statement)).scalar_one())
+        result = await connection.execute(_INSERT_SUMMARY, {**values, "tenant_id": self.tenant_id})
+        return int(result.scalar_one())
 
     async def list_messages(
         self, session_id: str, *, after_seq: int, limit: int, state: MessageState | None
