@@ -51,16 +51,17 @@ class IdempotencyService:
         self,
         key: str | None,
         *,
-        fingerprint: str,
+        request: tuple[str, str, BaseModel],
         session_id: str | Callable[[Result], str],
         status_code: int,
         work: Callable[[], Awaitable[Result]],
     ) -> Result | JSONResponse:
         """Do ``work`` once per key: the first time, record its answer with it; afterwards,
-        replay that answer. The same key with another request is 409
-        ``idempotency_key_reused``. Without a key, just do the work."""
+        replay that answer. ``request`` is (method, path, body): the same key with another
+        request is 409 ``idempotency_key_reused``. Without a key, just do the work."""
         if key is None:
             return await work()
+        fingerprint = request_hash(*request)  # only a request that may be replayed needs it
         replay = await self._replay(key, fingerprint)
         if replay is not None:
             return replay

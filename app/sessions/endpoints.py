@@ -8,7 +8,6 @@ from app.auth.dependencies import AgentCaller
 from app.db import DbSession
 from app.errors import ERROR_RESPONSES
 from app.idempotency.dependencies import IdempotencyDep, IdempotencyKey
-from app.idempotency.service import request_hash
 from app.runtime import RuntimeDep
 from app.sessions.schemas import (
     SESSION_ID_PATTERN,
@@ -44,7 +43,7 @@ async def create_session(
     """Create a session: its model, layered system instructions, goal and mode."""
     return await idempotency.run(
         idempotency_key,
-        fingerprint=request_hash(request.method, request.url.path, body),
+        request=(request.method, request.url.path, body),
         session_id=lambda created: created.id,
         status_code=status.HTTP_201_CREATED,
         work=lambda: service.create(body),

@@ -9,7 +9,7 @@ from app.auth.dependencies import AgentCaller
 from app.db import DbSession
 from app.errors import ERROR_RESPONSES
 from app.idempotency.dependencies import IdempotencyKey
-from app.idempotency.service import IdempotencyService, request_hash
+from app.idempotency.service import IdempotencyService
 from app.models import MessageState
 from app.runtime import Runtime
 from app.sessions.endpoints import SessionId
@@ -69,7 +69,7 @@ async def start_turn(
     422 ``context_budget_exceeded`` (nothing stored) when it cannot fit."""
     return await call.idempotency.run(
         idempotency_key,
-        fingerprint=request_hash(request.method, request.url.path, body),
+        request=(request.method, request.url.path, body),
         session_id=session_id,
         status_code=status.HTTP_201_CREATED,
         work=lambda: call.service.start_turn(session_id, body),
@@ -94,7 +94,7 @@ async def post_step(
     """Post the assistant's tool calls and their results; returns the next prompt."""
     return await call.idempotency.run(
         idempotency_key,
-        fingerprint=request_hash(request.method, request.url.path, body),
+        request=(request.method, request.url.path, body),
         session_id=session_id,
         status_code=status.HTTP_200_OK,
         work=lambda: call.service.post_step(session_id, turn_id, body),
@@ -113,7 +113,7 @@ async def complete_turn(
     """Close the turn with the assistant's answer, as completed or failed."""
     return await call.idempotency.run(
         idempotency_key,
-        fingerprint=request_hash(request.method, request.url.path, body),
+        request=(request.method, request.url.path, body),
         session_id=session_id,
         status_code=status.HTTP_200_OK,
         work=lambda: call.service.complete_turn(session_id, turn_id, body),
