@@ -58,21 +58,30 @@ _TURN = select(TurnRecord).where(
     TurnRecord.tenant_id == bindparam("tenant_id"),
     TurnRecord.session_id == bindparam("session_id"),
 )
-_LATEST_SUMMARY_HEAD = (
-    select(
-        SummaryRecord.id,
-        SummaryRecord.turn_seq,
-        SummaryRecord.from_message_id,
-        SummaryRecord.from_seq,
-        SummaryRecord.to_seq,
-        SummaryRecord.created_at,
+
+
+def _latest_summary(*columns: Any) -> Select[Any]:
+    """A session's newest summary (the one every later prompt shows): the one definition of
+    it, for the whole row or the head an assembly reads."""
+    return (
+        select(*columns)
+        .where(
+            SummaryRecord.tenant_id == bindparam("tenant_id"),
+            SummaryRecord.session_id == bindparam("session_id"),
+        )
+        .order_by(SummaryRecord.id.desc())
+        .limit(1)
     )
-    .where(
-        SummaryRecord.tenant_id == bindparam("tenant_id"),
-        SummaryRecord.session_id == bindparam("session_id"),
-    )
-    .order_by(SummaryRecord.id.desc())
-    .limit(1)
+
+
+_LATEST_SUMMARY: Select[tuple[SummaryRecord]] = _latest_summary(SummaryRecord)
+_LATEST_SUMMARY_HEAD = _latest_summary(
+    SummaryRecord.id,
+    SummaryRecord.turn_seq,
+    SummaryRecord.from_message_id,
+    SummaryRecord.from_seq,
+    SummaryRecord.to_seq,
+    SummaryRecord.created_at,
 )
 _OPEN_TURN = (
     select(TurnRecord.id, TurnRecord.seq, TurnRecord.steps)
@@ -291,15 +300,9 @@ class TurnRepository:
 
     async def latest_summary(self, session_id: str) -> SummaryRecord | None:
         """The session's newest summary (the one every later prompt shows)."""
-        query = (
-            select(SummaryRecord)
-            .where(
-                SummaryRecord.tenant_id == self.tenant_id, SummaryRecord.session_id == session_id
-            )
-            .order_by(SummaryRecord.id.desc())
-            .limit(1)
-        )
-        return (await self.db.execute(query)).scalar_one_or_none()
+        result = await self.db.execute(_LATEST_SUMMARY, self._params(session_id))
+        latest: SummaryRecord | None = result.scalar_one_or_none()
+        return latest
 
     async def active_messages_between(
         self, session_id: str, *, after_seq: int, to_seq: int
