@@ -74,7 +74,7 @@ def _latest_summary(*columns: Any) -> Select[Any]:
     )
 
 
-_LATEST_SUMMARY: Select[tuple[SummaryRecord]] = _latest_summary(SummaryRecord)
+_LATEST_SUMMARY: Select[SummaryRecord] = _latest_summary(SummaryRecord)
 _LATEST_SUMMARY_HEAD = _latest_summary(
     SummaryRecord.id,
     SummaryRecord.turn_seq,
