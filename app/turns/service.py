@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -142,9 +142,15 @@ class TurnService:
             name=body.message.name,
         )
         return await self._read_decide_write(
-            session, state, turn, step=0, new=(user,), usage=None, started=started,
+            session,
+            state,
+            turn,
+            step=0,
+            new=(user,),
+            usage=None,
+            started=started,
             prompt_format=body.format,
-        )  # fmt: skip
+        )
 
     async def post_step(self, session_id: str, turn_id: str, body: StepRequest) -> AssemblyOut:
         """Record the assistant's tool calls and their results; return the next prompt."""
@@ -153,8 +159,7 @@ class TurnService:
         state = await self.turns.assembly_state(session_id, new_messages=1 + len(body.tool_results))
         open_turn = state.open_turn
         if open_turn is None or open_turn.id != turn_id:
-            await self._require_open(session_id, turn_id)
-        assert open_turn is not None  # _require_open raised otherwise
+            await self._refuse_turn(session_id, turn_id)
         _refuse_reused_call_ids(state, [call.id for call in body.assistant.tool_calls])
         # The usage reported here is the provider's count of the previous step's prompt.
         await self.calibration.learn(
@@ -197,7 +202,9 @@ class TurnService:
     async def complete_turn(self, session_id: str, turn_id: str, body: CompleteRequest) -> TurnOut:
         """Close a turn with the assistant's answer (or as failed)."""
         session = await self._locked(session_id)
-        turn = await self._require_open(session_id, turn_id)
+        turn = await self.turns.get_turn(session_id, turn_id)
+        if turn is None or turn.status != TurnStatus.OPEN:
+            await self._refuse_turn(session_id, turn_id)
         await self.calibration.learn(
             session, turn_id=turn_id, step=turn.steps, prompt_tokens=_prompt_tokens(body.usage)
         )
@@ -297,17 +304,17 @@ class TurnService:
             raise session_not_found(session_id)
         return record
 
-    async def _require_open(self, session_id: str, turn_id: str) -> TurnRecord:
+    async def _refuse_turn(self, session_id: str, turn_id: str) -> NoReturn:
+        """Why a call cannot go on ``turn_id``, the session's open turn being another (or
+        none): it does not exist, or it is closed."""
         turn = await self.turns.get_turn(session_id, turn_id)
         if turn is None:
             raise NotFoundError("turn_not_found", f"no turn {turn_id!r} in this session")
-        if turn.status != TurnStatus.OPEN:
-            raise ConflictError(
-                "turn_not_open",
-                f"turn {turn_id} is {turn.status}; start a new turn",
-                details={"turn_id": turn_id, "status": turn.status},
-            )
-        return turn
+        raise ConflictError(
+            "turn_not_open",
+            f"turn {turn_id} is {turn.status}; start a new turn",
+            details={"turn_id": turn_id, "status": turn.status},
+        )
 
     def _budget(self, session: SessionRecord) -> SessionBudget:
         return session_budget(session, settings=self.settings, tokenizers=self.runtime.tokenizers)
@@ -448,7 +455,8 @@ class TurnService:
         summary_id = await self._write(
             batch, decision, snapshot, session, turn, step, usage, head=state.latest_summary
         )
-        audit["summary_id"] = audit["summary_id"] or summary_id
+        if summary_id is not None:  # the summary this prompt shows
+            audit["summary_id"] = summary_id
         audit["latency_ms"] = (time.perf_counter() - started) * 1000
         self.audit.insert(batch, audit)
         await batch.send(await self.db.connection())
