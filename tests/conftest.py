@@ -1,9 +1,11 @@
 """Databases for the tests: every test gets a database of its own, migrated, and dropped after.
 
-SQLite always runs. Postgres comes from ``CONTEXTD_TEST_POSTGRES_URL`` (a server URL such as
-``postgresql+asyncpg://postgres@127.0.0.1:5432/postgres``; each test creates and drops its own
-database on it) or, where a Docker engine exists, from testcontainers. With neither, the
-Postgres tests fail: they never skip silently. ``-m "not postgres"`` leaves them out on purpose.
+SQLite always runs. Postgres comes from, in this order: ``CONTEXTD_TEST_POSTGRES_URL`` (a
+server URL such as ``postgresql+asyncpg://postgres@127.0.0.1:5432/postgres``; each test creates
+and drops its own database on it); a server answering on the conventional local address; or,
+where a Docker engine exists, testcontainers. With none, the Postgres tests fail (they never
+skip silently) and the run ends by saying once what was tried. ``-m "not postgres"`` leaves them
+out on purpose.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import os
 import shutil
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -30,6 +33,30 @@ if "TIKTOKEN_CACHE_DIR" not in os.environ and _OFFLINE_BPE.is_dir():
     # Machines without internet cannot download tiktoken's BPE files.
     os.environ["TIKTOKEN_CACHE_DIR"] = str(_OFFLINE_BPE)
 
+
+def _require_tiktoken_files() -> None:
+    """The suite counts with tiktoken's cl100k_base and o200k_base: without their BPE files
+    nothing can run, so say what to do once instead of failing every module's import."""
+    import tiktoken
+
+    try:
+        for name in ("cl100k_base", "o200k_base"):
+            tiktoken.get_encoding(name)
+    except Exception as error:
+        pytest.exit(
+            f"tiktoken cannot load its BPE files ({type(error).__name__}). With internet it "
+            "downloads them once; offline, put cl100k_base and o200k_base in the folder "
+            f"TIKTOKEN_CACHE_DIR names (now {os.environ.get('TIKTOKEN_CACHE_DIR', 'unset')}; "
+            "README: Air-gapped installs) and run again.",
+            returncode=4,
+        )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Before collection: test modules count with tiktoken when they are imported.
+    _require_tiktoken_files()
+
+
 from app.auth.service import KeyService, Scope  # noqa: E402
 from app.db import create_engine, migrate  # noqa: E402
 from app.main import create_app  # noqa: E402
@@ -38,6 +65,13 @@ from app.summarize import Summarizer  # noqa: E402
 from app.tokens.registry import TokenizerRegistry  # noqa: E402
 
 POSTGRES_URL_ENV = "CONTEXTD_TEST_POSTGRES_URL"
+#: Where a Postgres server usually answers on a developer's machine (trust auth).
+LOCAL_POSTGRES_URLS = (
+    "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres",
+    f"postgresql+asyncpg://{os.environ.get('USER', 'postgres')}@127.0.0.1:5432/postgres",
+)
+#: Why the Postgres tests could not run, said once at the end of the run.
+_POSTGRES_MISSING: list[str] = []
 T = TypeVar("T")
 
 
@@ -72,32 +106,69 @@ async def _admin(server_url: str, statement: str) -> None:
         await connection.close()
 
 
+def _answers(url: str) -> str | None:
+    """Why ``url`` does not answer, or None when it does."""
+    try:
+        run_in_thread(_admin(url, "SELECT 1"))
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def _docker_engine() -> bool:
+    return bool(os.environ.get("DOCKER_HOST")) or Path("/var/run/docker.sock").exists()
+
+
 @pytest.fixture(scope="session")
 def postgres_server_url() -> Iterator[str]:
     url = os.environ.get(POSTGRES_URL_ENV)
     if url:
-        try:
-            run_in_thread(_admin(url, "SELECT 1"))
-        except Exception as error:
-            pytest.fail(f"{POSTGRES_URL_ENV}={url} does not answer: {error}", pytrace=False)
+        refused = _answers(url)
+        if refused:
+            _POSTGRES_MISSING.append(f"{POSTGRES_URL_ENV}={url} does not answer: {refused}")
+            pytest.fail(_POSTGRES_MISSING[-1], pytrace=False)
         yield url
         return
-    try:
-        from testcontainers.postgres import PostgresContainer
+    tried = []
+    for local in dict.fromkeys(LOCAL_POSTGRES_URLS):
+        refused = _answers(local)
+        if refused is None:
+            yield local
+            return
+        tried.append(f"{local}: {refused}")
+    if _docker_engine():
+        try:
+            with warnings.catch_warnings():
+                # testcontainers' own imports raise deprecation warnings of its dependencies,
+                # which this suite's filterwarnings = error would turn into a failure.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                from testcontainers.postgres import PostgresContainer
 
-        container = PostgresContainer("postgres:16-alpine", driver="asyncpg")
-        container.start()
-    except Exception as error:
-        pytest.fail(
-            f"the Postgres tests need a server: set {POSTGRES_URL_ENV} "
-            "(e.g. postgresql+asyncpg://postgres@127.0.0.1:5432/postgres) or run a Docker "
-            f'engine for testcontainers; or deselect them with -m "not postgres" ({error})',
-            pytrace=False,
-        )
-    try:
-        yield str(container.get_connection_url())
-    finally:
-        container.stop()
+                container = PostgresContainer("postgres:16-alpine", driver="asyncpg")
+                container.start()
+        except Exception as error:
+            tried.append(f"testcontainers: {type(error).__name__}: {error}")
+        else:
+            try:
+                yield str(container.get_connection_url())
+            finally:
+                container.stop()
+            return
+    else:
+        tried.append("testcontainers: no Docker engine (no DOCKER_HOST, no /var/run/docker.sock)")
+    _POSTGRES_MISSING.append(
+        "the Postgres tests need a server, and none answered. Tried:\n  - "
+        + "\n  - ".join(tried)
+        + f"\nSet {POSTGRES_URL_ENV} to a server you can create databases on, run one on "
+        '127.0.0.1:5432, or start Docker; or leave these tests out with -m "not postgres".'
+    )
+    pytest.fail("no Postgres server (what was tried is at the end of the run)", pytrace=False)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for reason in dict.fromkeys(_POSTGRES_MISSING):
+        terminalreporter.section("Postgres")
+        terminalreporter.write_line(reason)
 
 
 @pytest.fixture(scope="session")
