@@ -12,6 +12,7 @@ from app.idempotency.service import request_hash
 from app.models import MessageState
 from app.runtime import RuntimeDep
 from app.sessions.endpoints import SessionId
+from app.tracing import traced_assembly
 from app.turns.schemas import (
     AssemblyOut,
     CompleteRequest,
@@ -50,7 +51,12 @@ async def start_turn(
         fingerprint=request_hash(request.method, request.url.path, body),
         session_id=session_id,
         status_code=status.HTTP_201_CREATED,
-        work=lambda: service.start_turn(session_id, body),
+        work=traced_assembly(
+            request.app.state.tracer,
+            "start_turn",
+            session_id,
+            lambda: service.start_turn(session_id, body),
+        ),
     )
 
 
@@ -76,7 +82,12 @@ async def post_step(
         fingerprint=request_hash(request.method, request.url.path, body),
         session_id=session_id,
         status_code=status.HTTP_200_OK,
-        work=lambda: service.post_step(session_id, turn_id, body),
+        work=traced_assembly(
+            request.app.state.tracer,
+            "step",
+            session_id,
+            lambda: service.post_step(session_id, turn_id, body),
+        ),
     )
 
 
