@@ -64,7 +64,9 @@ class Prompt(TypedDict):
     format: PromptFormat
     #: With format "anthropic": the system text for Anthropic's Messages API.
     system: str | None
-    messages: list[dict[str, Any]]
+    #: Chat messages (``role``, ``content``, ``tool_calls``, ``tool_call_id``). Typed loosely
+    #: on purpose: each LLM SDK declares its own message types, and these pass to any of them.
+    messages: list[Any]
     budget: BudgetReport
     actions: Actions
     audit_id: int
