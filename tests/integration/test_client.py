@@ -106,6 +106,20 @@ async def test_a_write_whose_answer_was_lost_is_retried_and_stored_once(
     assert prompt["messages"][-1]["content"] == "hello"
 
 
+async def test_a_change_whose_answer_was_lost_is_not_retried(apps: RunningApp) -> None:
+    app, _ = await apps.start()
+    transport = _LoseFirstAnswers(app, lost=0)
+    async with AsyncContextd("http://t", transport=transport, retries=NO_WAIT) as ctx:
+        session = await ctx.create_session(model="gpt-4o")
+        transport.lost = 1
+        with pytest.raises(ServiceUnreachable):
+            await ctx.update_session(session["id"], goal="Lisbon")
+        changed = await ctx.get_session(session["id"])
+
+    assert len(transport.keys) == 3
+    assert changed["goal"] == "Lisbon"
+
+
 class _Unavailable(httpx.AsyncBaseTransport):
     """503 database_unavailable with Retry-After for the first ``failures`` requests, then
     the real app."""

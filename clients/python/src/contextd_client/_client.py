@@ -66,6 +66,8 @@ class _Request:
     params: Mapping[str, Any] = field(default_factory=dict)
     #: Writes the service can replay: they get an Idempotency-Key, so they can be retried.
     idempotent_write: bool = False
+    #: Calls that change nothing (the stateless toolkit), retried like reads.
+    pure: bool = False
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -112,7 +114,9 @@ def _headers(request: _Request, key: str | None) -> dict[str, str]:
 
 
 def _should_retry(outcome: httpx.Response | Exception, request: _Request) -> bool:
-    if not (request.method == "GET" or request.idempotent_write or request.method == "PUT"):
+    # PUT sets a value (the same twice is the same); PATCH and DELETE are not retried.
+    retryable = request.method in {"GET", "PUT"} or request.idempotent_write or request.pure
+    if not retryable:
         return False
     if isinstance(outcome, httpx.Response):
         return outcome.status_code in _RETRIED_STATUSES
@@ -193,12 +197,12 @@ class _Requests:
     @staticmethod
     def trim(model: str, messages: Sequence[Mapping[str, Any]], options: Any) -> _Request:
         body = {"model": model, "messages": [dict(m) for m in messages], **options}
-        return _Request("POST", "/v1/context/trim", body)
+        return _Request("POST", "/v1/context/trim", body, pure=True)
 
     @staticmethod
     def truncate(messages: Sequence[Mapping[str, Any]], keep: int) -> _Request:
         body = {"messages": [dict(m) for m in messages], "keep": keep}
-        return _Request("POST", "/v1/context/truncate", body)
+        return _Request("POST", "/v1/context/truncate", body, pure=True)
 
 
 def _client_headers(api_key: str | None) -> dict[str, str]:
