@@ -155,3 +155,20 @@ async def test_a_langchain_agent_gets_contextds_prompt_and_records_its_tool_step
         "assistant",
         "tool",
     ]
+
+
+async def test_the_agents_sdk_session_hands_back_contextds_summary_not_what_it_folded(
+    contextd: AsyncContextd,
+) -> None:
+    session = ContextdSession("long", contextd, model="gpt-4o")
+    for number in range(12):
+        await session.add_items([{"role": "user", "content": f"Fact {number}: room {number}."}])
+        await session.add_items([{"role": "assistant", "content": f"Noted {number}."}])
+
+    items = await session.get_items()
+    summarised = await contextd.messages("long", state="summarised")
+
+    assert summarised["messages"]
+    assert items[0]["role"] == "system"  # type: ignore[typeddict-item]
+    assert "Fact 0" in str(items[0]["content"])  # type: ignore[typeddict-item]
+    assert len(items) == 1 + 24 - len(summarised["messages"])
