@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
     from opentelemetry.trace import Span, Tracer, TracerProvider
 
 T = TypeVar("T")
@@ -60,7 +61,7 @@ class Tracing:
     """The tracer of one app and, when contextd built the provider, the provider to flush."""
 
     tracer: Tracer
-    owned_provider: Any = None
+    owned_provider: SdkTracerProvider | None = None
 
     @classmethod
     def for_provider(cls, provider: TracerProvider) -> Tracing:

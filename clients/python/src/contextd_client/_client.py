@@ -109,8 +109,8 @@ def _result(response: httpx.Response) -> Any:
     return None if response.status_code == 204 else response.json()
 
 
-def _headers(request: _Request, key: str | None) -> dict[str, str]:
-    return {"Idempotency-Key": key} if key else {}
+def _headers(idempotency_key: str | None) -> dict[str, str]:
+    return {"Idempotency-Key": idempotency_key} if idempotency_key else {}
 
 
 def _should_retry(outcome: httpx.Response | Exception, request: _Request) -> bool:
@@ -243,7 +243,7 @@ class Contextd:
                     request.path,
                     json=request.json,
                     params=request.params,
-                    headers=_headers(request, key),
+                    headers=_headers(key),
                 )
             except httpx.TransportError as error:
                 if last or not _should_retry(error, request):
@@ -386,7 +386,7 @@ class AsyncContextd:
                     request.path,
                     json=request.json,
                     params=request.params,
-                    headers=_headers(request, key),
+                    headers=_headers(key),
                 )
             except httpx.TransportError as error:
                 if last or not _should_retry(error, request):
