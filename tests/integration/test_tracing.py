@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from app.main import create_app
 from app.tracing import TracingMiddleware, tracing_requested
+from contextd_client import AsyncContextd
 from tests.conftest import make_settings
 from tests.support import create_session, start_turn, words
 
@@ -162,6 +163,27 @@ async def test_a_step_has_its_own_assembly_span(
     assert assembly.attributes is not None
     assert assembly.attributes["contextd.turn.step"] == 1
     _named(spans, "POST /v1/sessions/{session_id}/turns/{turn_id}/steps")
+
+
+async def test_the_client_carries_the_agents_trace_into_contextd(
+    database_url: str, exporter: InMemorySpanExporter
+) -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    app = create_app(make_settings(database_url), tracer_provider=provider)
+    agent_tracer = provider.get_tracer("agent")
+    async with (
+        app.router.lifespan_context(app),
+        AsyncContextd("http://contextd.test", transport=httpx.ASGITransport(app=app)) as ctx,
+    ):
+        session = await ctx.create_session(model="gpt-4o")
+        with agent_tracer.start_as_current_span("agent step") as agent_span:
+            await ctx.start_turn(session["id"], "hello")
+    provider.shutdown()
+
+    request = _named(exporter.get_finished_spans(), "POST /v1/sessions/{session_id}/turns")
+    assert request.parent is not None
+    assert request.parent.span_id == agent_span.get_span_context().span_id
 
 
 def test_tracing_is_requested_only_by_an_exporter_variable() -> None:

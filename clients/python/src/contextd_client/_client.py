@@ -15,6 +15,11 @@ from typing import Any, Self, cast
 
 import httpx
 
+try:
+    from opentelemetry import propagate as _propagate
+except ImportError:  # the agent does not trace: nothing to propagate
+    _propagate = None  # type: ignore[assignment]
+
 from contextd_client.errors import ApiError, ServiceUnreachable, error_class
 from contextd_client.models import (
     MessagePage,
@@ -110,7 +115,12 @@ def _result(response: httpx.Response) -> Any:
 
 
 def _headers(idempotency_key: str | None) -> dict[str, str]:
-    return {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    if _propagate is not None:
+        # An agent that traces with OpenTelemetry sees contextd's spans inside its own trace
+        # (traceparent); without an active span this adds nothing.
+        _propagate.inject(headers)
+    return headers
 
 
 def _should_retry(outcome: httpx.Response | Exception, request: _Request) -> bool:
