@@ -305,6 +305,24 @@ def assembly_span(tracer: Tracer, operation: str, session_id: str) -> Iterator[S
             )
 
 
+#: Whether any app in this process traces: until one does, ``annotate_assembly`` returns at
+#: once and never imports OpenTelemetry.
+_tracing_started = False
+
+
+def annotate_assembly(*, model: str) -> None:
+    """For the assembly code: name the model the prompt is for on the current assembly span
+    (``gen_ai.request.model``, the OpenTelemetry GenAI convention). Costs one global read
+    when nothing traces."""
+    if not _tracing_started:
+        return
+    from opentelemetry import trace
+
+    span = trace.get_current_span()
+    if span.is_recording():
+        span.set_attribute("gen_ai.request.model", model)
+
+
 def traced_assembly(
     tracer: Tracer | None,
     operation: str,
@@ -315,6 +333,8 @@ def traced_assembly(
     are the assembled prompt's figures. Tracing off: ``work`` itself, untouched."""
     if tracer is None:
         return work
+    global _tracing_started
+    _tracing_started = True
 
     async def traced() -> T:
         with assembly_span(tracer, operation, session_id) as span:

@@ -24,7 +24,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.main import create_app
-from app.tracing import TracingMiddleware, tracing_requested
+from app.tracing import (
+    TracingMiddleware,
+    annotate_assembly,
+    traced_assembly,
+    tracing_requested,
+)
 from contextd_client import AsyncContextd
 from tests.conftest import make_settings
 from tests.support import create_session, start_turn, words
@@ -184,6 +189,22 @@ async def test_the_client_carries_the_agents_trace_into_contextd(
     request = _named(exporter.get_finished_spans(), "POST /v1/sessions/{session_id}/turns")
     assert request.parent is not None
     assert request.parent.span_id == agent_span.get_span_context().span_id
+
+
+async def test_the_assembly_code_can_name_the_model_on_the_assembly_span(
+    exporter: InMemorySpanExporter,
+) -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    async def assemble() -> None:
+        annotate_assembly(model="gpt-4o")
+
+    await traced_assembly(provider.get_tracer("test"), "start_turn", "s1", assemble)()
+
+    (span,) = exporter.get_finished_spans()
+    assert span.attributes is not None
+    assert span.attributes["gen_ai.request.model"] == "gpt-4o"
 
 
 def test_tracing_is_requested_only_by_an_exporter_variable() -> None:
