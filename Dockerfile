@@ -10,8 +10,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /srv/contextd
 COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
-COPY migrations ./migrations
-RUN pip install --no-cache-dir . \
+RUN pip install --no-cache-dir ".[otel]" \
     # Bake the BPE files in, so the container counts exactly without internet at run time.
     && python -c "import tiktoken; [tiktoken.get_encoding(e) for e in ('o200k_base', 'cl100k_base')]" \
     && useradd --system --home /data contextd \

@@ -1,4 +1,8 @@
-"""A small Python client for contextd, sync and async, so agents need not write HTTP calls.
+"""Deprecated: the client is now its own distribution, ``contextd-client`` (import
+``contextd_client``), which needs only httpx and cannot collide with an agent's own ``app``
+package. This module keeps working for one release and warns on import.
+
+A small Python client for contextd, sync and async, so agents need not write HTTP calls.
 
     from app.client import Contextd
 
@@ -15,12 +19,21 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
 import httpx
+
+warnings.warn(
+    "app.client is deprecated and goes away in the next release: pip install contextd-client "
+    "and import contextd_client (the same Contextd and AsyncContextd, with typed errors and "
+    "retries)",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
 JSON = dict[str, Any]
 

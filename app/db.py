@@ -39,7 +39,7 @@ from app.errors import DatabaseUnavailableError, InvalidRequestError, ServiceErr
 
 logger = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 
 def create_engine(

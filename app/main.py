@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Request
@@ -42,7 +43,11 @@ from app.summary_jobs.service import SummaryJobWorker
 from app.tokens.endpoints import router as tokens_router
 from app.tokens.models_file import check_tokenizer_files, model_registry
 from app.tokens.registry import TokenizerRegistry
+from app.tracing import Tracing, TracingMiddleware, instrument_engine, tracing_from_environment
 from app.turns.endpoints import router as turns_router
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 
 def _summarizer(settings: Settings, metrics: Metrics) -> Summarizer:
@@ -91,8 +96,12 @@ def create_app(
     *,
     summarizer: Summarizer | None = None,
     tokenizers: TokenizerRegistry | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> FastAPI:
     """Build the app. The engine is made at start-up (lifespan), never at import.
+
+    Traces go to ``tracer_provider`` when given, else wherever the OTEL_* variables say
+    (:mod:`app.tracing`); neither: no tracing at all.
 
     A models file that cannot be used raises :class:`app.tokens.models_file.ModelsFileError`
     here, before anything serves.
@@ -110,6 +119,11 @@ def create_app(
         api_keys=ApiKeyCache(ttl_seconds=settings.api_key_cache_seconds),
         calibrations=TTLCache(settings.calibration_cache_seconds),
     )
+    tracing = (
+        Tracing.for_provider(tracer_provider)
+        if tracer_provider is not None
+        else tracing_from_environment()
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -119,6 +133,8 @@ def create_app(
             connect_timeout=settings.database_connect_timeout,
             pool_size=settings.database_pool_size,
         )
+        if tracing is not None:
+            instrument_engine(engine, tracing.tracer)
         try:
             await ensure_schema(engine, auto_migrate=settings.migrates_at_startup)
             sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
@@ -152,6 +168,8 @@ def create_app(
             if isinstance(runtime.summarizer, LLMSummarizer):
                 await runtime.summarizer.aclose()
             await engine.dispose()
+            if tracing is not None:
+                tracing.shutdown()
 
     app = FastAPI(
         title="contextd",
@@ -168,6 +186,11 @@ def create_app(
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     install_request_logging(app, observe=runtime.metrics.observe_request)
     install_metrics(app, runtime.metrics, read_scope=Depends(require(Scope.OPS)))
+    # Outermost, so that the request's span covers everything else; absent when tracing is
+    # off, so that it costs nothing then.
+    app.state.tracer = tracing.tracer if tracing is not None else None
+    if tracing is not None:
+        app.add_middleware(TracingMiddleware, tracer=tracing.tracer)
     app.include_router(sessions_router)
     app.include_router(turns_router)
     app.include_router(audit_router)

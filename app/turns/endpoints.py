@@ -13,6 +13,7 @@ from app.idempotency.service import IdempotencyService
 from app.models import MessageState
 from app.runtime import Runtime
 from app.sessions.endpoints import SessionId
+from app.tracing import traced_assembly
 from app.turns.schemas import (
     AssemblyOut,
     CompleteRequest,
@@ -72,7 +73,12 @@ async def start_turn(
         request=(request.method, request.url.path, body),
         session_id=session_id,
         status_code=status.HTTP_201_CREATED,
-        work=lambda: call.service.start_turn(session_id, body),
+        work=traced_assembly(
+            request.app.state.tracer,
+            "start_turn",
+            session_id,
+            lambda: call.service.start_turn(session_id, body),
+        ),
     )
 
 
@@ -97,7 +103,12 @@ async def post_step(
         request=(request.method, request.url.path, body),
         session_id=session_id,
         status_code=status.HTTP_200_OK,
-        work=lambda: call.service.post_step(session_id, turn_id, body),
+        work=traced_assembly(
+            request.app.state.tracer,
+            "step",
+            session_id,
+            lambda: call.service.post_step(session_id, turn_id, body),
+        ),
     )
 
 

@@ -60,6 +60,7 @@ from app.sessions.service import session_not_found
 from app.summarize.running import run_summarizer
 from app.summary_jobs.repository import SummaryJobRepository
 from app.tokens.budgets import SessionBudget, session_budget
+from app.tracing import annotate_assembly
 from app.turns.repository import (
     AssemblyState,
     SummaryHead,
@@ -422,6 +423,7 @@ class TurnService:
         prompt_format: PromptFormat,
     ) -> AssemblyOut:
         """The prompt for ``step`` of ``turn``, from ``state`` read after the session lock."""
+        annotate_assembly(model=session.model)
         resolved = await self.calibration.apply(session.tenant_id, self._budget(session))
         snapshot = await self._snapshot(
             session, state, resolved, turn_seq=turn.seq, step=step, new=new

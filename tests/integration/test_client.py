@@ -1,7 +1,9 @@
-"""The bundled Python client against the real service: async in-process, sync over a socket."""
+"""The Python client (contextd_client) against the real service: async in-process, sync over a
+socket; typed errors, idempotent retries, and the deprecated ``app.client`` still working."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -9,13 +11,25 @@ from collections.abc import Iterator
 import httpx
 import pytest
 import uvicorn
+from fastapi import FastAPI
 
-from app.client import AsyncContextd, BudgetExceeded, Contextd, ContextdError
 from app.main import create_app
+from contextd_client import (
+    AsyncContextd,
+    BudgetExceeded,
+    Contextd,
+    DatabaseUnavailable,
+    Retries,
+    ServiceUnreachable,
+    SessionExists,
+    SessionNotFound,
+    TurnInProgress,
+)
 from tests.conftest import RunningApp, make_settings
 from tests.support import words
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+NO_WAIT = Retries(attempts=3, backoff=0.0)
 
 
 async def test_async_client_runs_a_tool_using_turn(apps: RunningApp) -> None:
@@ -30,22 +44,133 @@ async def test_async_client_runs_a_tool_using_turn(apps: RunningApp) -> None:
         stored = await ctx.messages(session["id"])
 
     assert [m["role"] for m in step["messages"]] == ["system", "user", "assistant", "tool"]
+    assert step["budget"]["input_budget"] > step["budget"]["estimated_input_tokens"]
     assert turn["status"] == "completed"
     assert len(stored["messages"]) == 4
 
 
-async def test_async_client_raises_the_service_error_codes(apps: RunningApp) -> None:
+async def test_each_error_code_raises_its_own_exception(apps: RunningApp) -> None:
     app, _ = await apps.start()
     async with AsyncContextd("http://contextd.test", transport=httpx.ASGITransport(app=app)) as ctx:
-        session = await ctx.create_session(model="gpt-4")
+        session = await ctx.create_session(model="gpt-4", id="codes")
         with pytest.raises(BudgetExceeded) as exceeded:
             await ctx.start_turn(session["id"], words(7000))
-        with pytest.raises(ContextdError) as missing:
+        with pytest.raises(SessionNotFound) as missing:
             await ctx.get_session("nope")
+        with pytest.raises(SessionExists):
+            await ctx.create_session(model="gpt-4", id="codes")
+        await ctx.start_turn("codes", "first")
+        with pytest.raises(TurnInProgress):
+            await ctx.start_turn("codes", "second")
 
     assert exceeded.value.status == 422
+    assert exceeded.value.details is not None
     assert exceeded.value.details["input_budget"] == 5530
     assert (missing.value.status, missing.value.code) == (404, "session_not_found")
+
+
+class _LoseFirstAnswers(httpx.AsyncBaseTransport):
+    """The app handles every request, but the first ``lost`` answers never reach the client,
+    as when a connection drops after the service wrote its result."""
+
+    def __init__(self, app: FastAPI, lost: int) -> None:
+        self._inner = httpx.ASGITransport(app=app)
+        self.lost = lost
+        self.keys: list[str | None] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.keys.append(request.headers.get("Idempotency-Key"))
+        response = await self._inner.handle_async_request(request)
+        if self.lost > 0:
+            self.lost -= 1
+            await response.aread()
+            raise httpx.ReadError("connection reset", request=request)
+        return response
+
+
+async def test_a_write_whose_answer_was_lost_is_retried_and_stored_once(
+    apps: RunningApp,
+) -> None:
+    app, _ = await apps.start()
+    transport = _LoseFirstAnswers(app, lost=0)
+    async with AsyncContextd("http://t", transport=transport, retries=NO_WAIT) as ctx:
+        session = await ctx.create_session(model="gpt-4o")
+        transport.lost = 1
+        prompt = await ctx.start_turn(session["id"], "hello")
+        stored = await ctx.messages(session["id"])
+
+    start_keys = transport.keys[1:3]
+    assert start_keys[0] is not None
+    assert start_keys[0] == start_keys[1]
+    assert [m["content"] for m in stored["messages"]] == ["hello"]
+    assert prompt["messages"][-1]["content"] == "hello"
+
+
+async def test_a_change_whose_answer_was_lost_is_not_retried(apps: RunningApp) -> None:
+    app, _ = await apps.start()
+    transport = _LoseFirstAnswers(app, lost=0)
+    async with AsyncContextd("http://t", transport=transport, retries=NO_WAIT) as ctx:
+        session = await ctx.create_session(model="gpt-4o")
+        transport.lost = 1
+        with pytest.raises(ServiceUnreachable):
+            await ctx.update_session(session["id"], goal="Lisbon")
+        changed = await ctx.get_session(session["id"])
+
+    assert len(transport.keys) == 3
+    assert changed["goal"] == "Lisbon"
+
+
+class _Unavailable(httpx.AsyncBaseTransport):
+    """503 database_unavailable with Retry-After for the first ``failures`` requests, then
+    the real app."""
+
+    def __init__(self, app: FastAPI, failures: int) -> None:
+        self._inner = httpx.ASGITransport(app=app)
+        self.failures = failures
+        self.attempts = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            body = {"error": {"code": "database_unavailable", "message": "try again"}}
+            return httpx.Response(503, json=body, headers={"Retry-After": "0"})
+        return await self._inner.handle_async_request(request)
+
+
+async def test_503_is_retried_after_the_wait_the_service_asks_for(apps: RunningApp) -> None:
+    app, _ = await apps.start()
+    transport = _Unavailable(app, failures=2)
+    async with AsyncContextd("http://t", transport=transport, retries=NO_WAIT) as ctx:
+        session = await ctx.create_session(model="gpt-4o", id="after-503")
+
+    assert session["id"] == "after-503"
+    assert transport.attempts == 3
+
+
+async def test_503_after_the_last_attempt_raises_database_unavailable(apps: RunningApp) -> None:
+    app, _ = await apps.start()
+    transport = _Unavailable(app, failures=5)
+    async with AsyncContextd("http://t", transport=transport, retries=NO_WAIT) as ctx:
+        with pytest.raises(DatabaseUnavailable) as unavailable:
+            await ctx.create_session(model="gpt-4o")
+
+    assert unavailable.value.retry_after == 0
+    assert transport.attempts == 3
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_no_service_listening_raises_service_unreachable() -> None:
+    with (
+        Contextd(f"http://127.0.0.1:{_closed_port()}", retries=NO_WAIT) as ctx,
+        pytest.raises(ServiceUnreachable),
+    ):
+        ctx.get_session("anything")
 
 
 @pytest.fixture
@@ -73,9 +198,23 @@ def test_sync_client_over_a_socket(served: str) -> None:
         ctx.complete_turn("sync-1", prompt["turn_id"], "hi")
         trimmed = ctx.trim("gpt-4o", prompt["messages"])
         ctx.delete_session("sync-1")
-        with pytest.raises(ContextdError) as gone:
+        with pytest.raises(SessionNotFound):
             ctx.get_session("sync-1")
 
     assert session["id"] == "sync-1"
     assert trimmed["messages"] == prompt["messages"]
-    assert gone.value.code == "session_not_found"
+
+
+def test_the_old_import_path_still_works_and_says_where_to_move(served: str) -> None:
+    import importlib
+    import sys
+
+    sys.modules.pop("app.client", None)
+    with pytest.warns(DeprecationWarning, match="contextd_client"):
+        old = importlib.import_module("app.client")
+
+    with old.Contextd(served) as ctx:
+        session = ctx.create_session(model="gpt-4o")
+        prompt = ctx.start_turn(session["id"], "hello")
+
+    assert prompt["messages"][-1]["content"] == "hello"

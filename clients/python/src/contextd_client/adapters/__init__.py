@@ -1,0 +1,1 @@
+"""Adapters for agent frameworks, each behind an extra of its own."""

@@ -1,0 +1,184 @@
+"""The API's request and response shapes, as typed dictionaries.
+
+Answers are plain JSON objects, so they pass straight to an LLM SDK (``prompt["messages"]``)
+and a field the service adds later never breaks an older client; the types give editors and
+type checkers the keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+PromptFormat = Literal["openai", "anthropic"]
+TurnStatus = Literal["completed", "failed"]
+
+
+class FunctionCall(TypedDict):
+    name: str
+    arguments: str
+
+
+class ToolCall(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class ToolResult(TypedDict):
+    tool_call_id: str
+    content: str | list[dict[str, Any]]
+
+
+class Usage(TypedDict, total=False):
+    """What the provider reported for the LLM call; other provider fields are kept."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class BudgetReport(TypedDict):
+    model_context_limit: int
+    input_budget: int
+    estimated_input_tokens: int
+    blocks: dict[str, int]
+    estimator: str
+    calibration_ratio: float
+
+
+class Actions(TypedDict):
+    summary_triggered: bool
+    summary_reason: str | None
+    summary_fallback: bool
+    summary_queued: bool
+    prune_triggered: bool
+    summarised_message_ids: list[int]
+    pruned_message_ids: list[int]
+
+
+class Prompt(TypedDict):
+    """The next prompt: ``messages`` go to an OpenAI-compatible chat API as they are."""
+
+    turn_id: str
+    step: int
+    format: PromptFormat
+    #: With format "anthropic": the system text for Anthropic's Messages API.
+    system: str | None
+    #: Chat messages (``role``, ``content``, ``tool_calls``, ``tool_call_id``). Typed loosely
+    #: on purpose: each LLM SDK declares its own message types, and these pass to any of them.
+    messages: list[Any]
+    budget: BudgetReport
+    actions: Actions
+    audit_id: int
+
+
+class SessionBudget(TypedDict):
+    model_context_limit: int
+    output_reserve: int
+    overhead_reserve: int
+    input_budget: int
+    estimator: str
+    calibration_ratio: float
+
+
+class Session(TypedDict):
+    id: str
+    tenant_id: str
+    model: str
+    #: The instruction layers: "global", "mode", "role".
+    system: dict[str, str | None]
+    goal: str | None
+    mode: str | None
+    metadata: dict[str, Any]
+    memory: str | None
+    tools: list[dict[str, Any]] | None
+    max_output_tokens: int | None
+    context_limit: int | None
+    block_caps: dict[str, Any] | None
+    budget: SessionBudget
+    turn_count: int
+    message_count: int
+    open_turn_id: str | None
+    created_at: str
+    updated_at: str
+
+
+class Turn(TypedDict):
+    id: str
+    session_id: str
+    seq: int
+    status: str
+    steps: int
+    assistant_output: str | None
+    usage: dict[str, Any] | None
+    started_at: str
+    completed_at: str | None
+
+
+class StoredMessage(TypedDict):
+    id: int
+    seq: int
+    turn_id: str
+    turn_seq: int
+    step: int
+    role: str
+    content: Any
+    name: str | None
+    tool_calls: list[ToolCall] | None
+    tool_call_id: str | None
+    token_count: int
+    token_encoding: str
+    #: "active", "summarised" or "pruned"
+    state: str
+    summary_id: int | None
+    created_at: str
+
+
+class MessagePage(TypedDict):
+    messages: list[StoredMessage]
+    #: Pass as ``after_seq`` to read the next page; None at the end.
+    next_after_seq: int | None
+
+
+class SummaryItem(TypedDict):
+    text: str
+    source_message_ids: list[int]
+
+
+class Summary(TypedDict):
+    id: int
+    session_id: str
+    turn_id: str | None
+    turn_seq: int
+    from_message_id: int | None
+    to_message_id: int
+    summary_text: str
+    key_facts: list[SummaryItem]
+    decisions: list[SummaryItem]
+    open_questions: list[SummaryItem]
+    action_items: list[SummaryItem]
+    rendered: str
+    token_count: int
+    summarizer: str
+    created_at: str
+
+
+class SummaryList(TypedDict):
+    summaries: list[Summary]
+
+
+class TrimResult(TypedDict):
+    messages: list[dict[str, Any]]
+    #: Pass back as ``trimmed_up_to_message_index`` on the next call: the cache-stable boundary.
+    trimmed_up_to_message_index: int
+    estimated_tokens_before: int
+    estimated_tokens_after: int
+    threshold_tokens: int
+    input_budget: int
+    within_threshold: bool
+    estimator: str
+
+
+class TruncateResult(TypedDict):
+    messages: list[dict[str, Any]]
+    removed: int
