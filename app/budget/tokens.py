@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from app.budget.images import DEFAULT_IMAGE_RULES, ImageRules, image_part_cost
+from app.budget.templates import Rendered, TemplateName, render_message, render_tools
+from app.budget.templates import reply_priming as template_priming
 from app.caches import LRU
 
 logger = logging.getLogger(__name__)
@@ -82,6 +84,11 @@ class ChatRules:
     tokens_per_tool_call: int = TOKENS_PER_TOOL_CALL
     tools: ToolDefinitionRules = O200K_TOOL_RULES
     images: ImageRules = DEFAULT_IMAGE_RULES
+    #: The family's chat template (:mod:`app.budget.templates`): when set, messages, tools
+    #: and priming are counted as the template renders them instead of by the rules above.
+    template: TemplateName | None = None
+    #: The provider's own system prompt for tool use, added once when tools are declared.
+    tools_prompt_tokens: int = 0
 
     @property
     def tag(self) -> str:
@@ -96,6 +103,8 @@ class ChatRules:
             parts.append(f"c{self.tokens_per_tool_call}")
         if self.images.tag:
             parts.append(self.images.tag)
+        if self.template:
+            parts.append(f"t:{self.template}")
         return "+".join(parts)
 
 
@@ -241,6 +250,8 @@ class MessageCount:
 def measure_message(counter: TokenCounter, message: Mapping[str, Any]) -> MessageCount:
     """Tokens one chat message adds to a prompt, overhead included, and what was estimated."""
     rules = rules_of(counter)
+    if rules.template:
+        return _measure_templated(counter, rules, rules.template, message)
     tokens = rules.tokens_per_message + counter.count_text(str(message["role"]))
     content = message.get("content")
     text = content_text(content)
@@ -269,6 +280,25 @@ def measure_message(counter: TokenCounter, message: Mapping[str, Any]) -> Messag
     return MessageCount(tokens, unknown)
 
 
+def _count_rendered(counter: TokenCounter, rendered: Rendered) -> int:
+    return rendered.special_tokens + sum(counter.count_text(t) for t in rendered.texts if t)
+
+
+def _measure_templated(
+    counter: TokenCounter, rules: ChatRules, template: TemplateName, message: Mapping[str, Any]
+) -> MessageCount:
+    content = message.get("content")
+    tokens = _count_rendered(counter, render_message(template, message, content_text(content)))
+    unknown = 0
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") == "image_url":
+                cost = image_part_cost(rules.images, part)
+                tokens += cost.tokens
+                unknown += cost.size_unknown
+    return MessageCount(tokens, unknown)
+
+
 def count_message(counter: TokenCounter, message: Mapping[str, Any]) -> int:
     """Tokens one chat message adds to a prompt, overhead included."""
     return measure_message(counter, message).tokens
@@ -276,7 +306,10 @@ def count_message(counter: TokenCounter, message: Mapping[str, Any]) -> int:
 
 def reply_priming(counter: TokenCounter) -> int:
     """Tokens the provider adds to prime the reply, once per prompt."""
-    return rules_of(counter).reply_priming
+    rules = rules_of(counter)
+    if rules.template:
+        return _count_rendered(counter, template_priming(rules.template))
+    return rules.reply_priming
 
 
 def count_prompt(counter: TokenCounter, messages: Iterable[Mapping[str, Any]]) -> int:
@@ -306,8 +339,13 @@ def count_tools(counter: TokenCounter, tools: Sequence[Mapping[str, Any]]) -> in
     """
     if not tools:
         return 0
-    rules = rules_of(counter).tools
-    total = 0
+    chat = rules_of(counter)
+    if chat.template:
+        return chat.tools_prompt_tokens + _count_rendered(
+            counter, render_tools(chat.template, tools)
+        )
+    rules = chat.tools
+    total = chat.tools_prompt_tokens
     for tool in tools:
         function = tool.get("function", tool)
         total += rules.function_init
@@ -381,6 +419,9 @@ class ModelSpec:
     native_encoding: bool = False
     #: An operator-supplied Hugging Face tokenizer.json that counts it exactly.
     tokenizer_file: str | None = None
+    #: The family whose real tokenizer counts it when its package is installed
+    #: (:mod:`app.tokens.families`); without it, the proxy above.
+    tokenizer_family: str | None = None
     rules: ChatRules = DEFAULT_RULES
     #: The table entry the name resolved to; calibration is learnt per entry. None: unknown.
     entry: str | None = None
@@ -434,6 +475,7 @@ def _proxy(
     *,
     family: str,
     images: ImageRules = DEFAULT_IMAGE_RULES,
+    tokenizer: str | None = None,
 ) -> ModelSpec:
     return ModelSpec(
         name,
@@ -441,9 +483,26 @@ def _proxy(
         max_output,
         "o200k_base",
         factor,
-        rules=ChatRules(images=images),
+        tokenizer_family=tokenizer,
+        rules=ChatRules(
+            images=images,
+            template=_FAMILY_TEMPLATES.get(family),
+            tools_prompt_tokens=ANTHROPIC_TOOL_PROMPT_TOKENS if family == "anthropic" else 0,
+        ),
         family=family,
     )
+
+
+#: The open-weight families counted as their chat template renders a request.
+_FAMILY_TEMPLATES: dict[str, TemplateName] = {
+    "llama": "llama3",
+    "qwen": "qwen",
+    "mistral": "mistral",
+    "deepseek": "deepseek",
+}
+#: Anthropic's tool-use system prompt, added to every request that declares tools (its
+#: documented size for Claude 4 and 3.7 Sonnet with tool_choice auto: the dearest current one).
+ANTHROPIC_TOOL_PROMPT_TOKENS = 346
 
 
 _GPT5_IMAGES = ImageRules("tiles", 70, 140)
@@ -502,21 +561,22 @@ _BUILTIN_MODELS: tuple[ModelSpec, ...] = (
     _proxy("claude-haiku-4-5", 200_000, 64_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
     _proxy("claude-opus-4-5", 200_000, 64_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
     # Meta Llama 3.x.
-    _proxy("llama", 128_000, 4_096, 1.15, family="llama"),
-    _proxy("llama-3", 8_192, 2_048, 1.15, family="llama"),
-    _proxy("llama-3.1", 128_000, 4_096, 1.15, family="llama"),
-    _proxy("llama-3.2", 128_000, 4_096, 1.15, family="llama"),
-    _proxy("llama-3.3", 128_000, 4_096, 1.15, family="llama"),
+    _proxy("llama", 128_000, 4_096, 1.15, family="llama", tokenizer="llama3"),
+    _proxy("llama-3", 8_192, 2_048, 1.15, family="llama", tokenizer="llama3"),
+    _proxy("llama-3.1", 128_000, 4_096, 1.15, family="llama", tokenizer="llama3"),
+    _proxy("llama-3.2", 128_000, 4_096, 1.15, family="llama", tokenizer="llama3"),
+    _proxy("llama-3.3", 128_000, 4_096, 1.15, family="llama", tokenizer="llama3"),
     # Qwen 2.5 and 3.
-    _proxy("qwen", 131_072, 8_192, 1.15, family="qwen"),
-    _proxy("qwen2.5", 131_072, 8_192, 1.15, family="qwen"),
-    _proxy("qwen3", 131_072, 8_192, 1.15, family="qwen"),
+    _proxy("qwen", 131_072, 8_192, 1.15, family="qwen", tokenizer="qwen"),
+    _proxy("qwen2.5", 131_072, 8_192, 1.15, family="qwen", tokenizer="qwen"),
+    _proxy("qwen3", 131_072, 8_192, 1.15, family="qwen", tokenizer="qwen"),
     # Mistral.
     _proxy("mistral", 128_000, 4_096, 1.20, family="mistral"),
     _proxy("mistral-large", 131_072, 4_096, 1.20, family="mistral"),
-    _proxy("mistral-medium", 131_072, 4_096, 1.20, family="mistral"),
-    _proxy("mistral-small", 131_072, 4_096, 1.20, family="mistral"),
-    _proxy("ministral", 128_000, 4_096, 1.20, family="mistral"),
+    _proxy("mistral-medium", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
+    _proxy("mistral-small", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
+    _proxy("ministral", 128_000, 4_096, 1.20, family="mistral", tokenizer="mistral"),
+    _proxy("mistral-nemo", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
     _proxy("codestral", 256_000, 4_096, 1.20, family="mistral"),
     _proxy("mixtral", 32_768, 4_096, 1.20, family="mistral"),
     # Google Gemini.
@@ -527,11 +587,11 @@ _BUILTIN_MODELS: tuple[ModelSpec, ...] = (
     _proxy("gemini-2.5-pro", 1_048_576, 65_536, 1.15, family="gemini"),
     _proxy("gemini-2.5-flash", 1_048_576, 65_536, 1.15, family="gemini"),
     # DeepSeek V3 / R1.
-    _proxy("deepseek", 128_000, 8_192, 1.15, family="deepseek"),
-    _proxy("deepseek-chat", 128_000, 8_192, 1.15, family="deepseek"),
-    _proxy("deepseek-reasoner", 128_000, 65_536, 1.15, family="deepseek"),
-    _proxy("deepseek-v3", 128_000, 8_192, 1.15, family="deepseek"),
-    _proxy("deepseek-r1", 128_000, 65_536, 1.15, family="deepseek"),
+    _proxy("deepseek", 128_000, 8_192, 1.15, family="deepseek", tokenizer="deepseek"),
+    _proxy("deepseek-chat", 128_000, 8_192, 1.15, family="deepseek", tokenizer="deepseek"),
+    _proxy("deepseek-reasoner", 128_000, 65_536, 1.15, family="deepseek", tokenizer="deepseek"),
+    _proxy("deepseek-v3", 128_000, 8_192, 1.15, family="deepseek", tokenizer="deepseek"),
+    _proxy("deepseek-r1", 128_000, 65_536, 1.15, family="deepseek", tokenizer="deepseek"),
 )
 
 #: Models nobody told contextd about: o200k_base with a factor that errs high.
@@ -631,6 +691,14 @@ def tokenizer_label(spec: ModelSpec) -> str:
 class _Loaded:
     encodings: dict[str, Encoding | None] = field(default_factory=dict)
     tokenizers: dict[str, tuple[str, HuggingFaceTokenizer] | None] = field(default_factory=dict)
+    families: dict[str, Encoding | None] = field(default_factory=dict)
+
+
+def load_family_tokenizer(family: str) -> Encoding:
+    """A family's real tokenizer from its optional package (:mod:`app.tokens.families`)."""
+    from app.tokens.families import load_family
+
+    return load_family(family)
 
 
 class TokenizerRegistry:
@@ -646,8 +714,10 @@ class TokenizerRegistry:
         *,
         models: ModelRegistry = BUILTIN_REGISTRY,
         load_tokenizer: Callable[[str], HuggingFaceTokenizer] = load_tokenizer_file,
+        load_family: Callable[[str], Encoding] = load_family_tokenizer,
     ) -> None:
         self.models = models
+        self._load_family = load_family
         self._load_encoding = load_encoding
         self._load_tokenizer = load_tokenizer
         self._lock = threading.Lock()
@@ -692,6 +762,20 @@ class TokenizerRegistry:
             self._loaded.tokenizers[path] = loaded
             return loaded
 
+    def family_tokenizer(self, family: str) -> Encoding | None:
+        """The family's real tokenizer, or None when its package is not installed."""
+        with self._lock:
+            if family in self._loaded.families:
+                return self._loaded.families[family]
+            try:
+                encoding: Encoding | None = self._load_family(family)
+            except Exception as error:
+                # Expected on a base install: the family is counted with its proxy.
+                logger.info("no %s tokenizer (%s); counting with the proxy", family, error)
+                encoding = None
+            self._loaded.families[family] = encoding
+            return encoding
+
     def preload_tokenizer(self, spec: ModelSpec) -> None:
         """Load a model's tokenizer file now, raising why it cannot be used."""
         assert spec.tokenizer_file is not None
@@ -703,6 +787,10 @@ class TokenizerRegistry:
     def counter_for(self, spec: ModelSpec) -> tuple[TokenCounter, bool]:
         """The counter for a model and whether it is the fallback estimator."""
         base: TokenCounter
+        if spec.tokenizer_family and not spec.tokenizer_file:
+            family = self.family_tokenizer(spec.tokenizer_family)
+            if family is not None:
+                return TiktokenCounter(spec.tokenizer_family, family, spec.rules), False
         if spec.tokenizer_file:
             tokenizer = self._tokenizer(spec)
             if tokenizer is None:
