@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from app.budget.images import DEFAULT_IMAGE_RULES, ImageRules, image_part_cost
+from app.budget.margins import ContentMargins
 from app.budget.templates import Rendered, TemplateName, render_message, render_tools
 from app.budget.templates import reply_priming as template_priming
 from app.caches import LRU
@@ -216,6 +217,23 @@ class ScaledCounter:
 
     def count_text(self, text: str) -> int:
         return math.ceil(self.inner.count_text(text) * self.factor)
+
+
+@dataclass(frozen=True)
+class ContentAwareCounter:
+    """A proxy encoding with margins that follow what the text is made of (digits, CJK,
+    emoji: :mod:`app.budget.margins`), measured against the family's real tokenizer."""
+
+    inner: TokenCounter
+    margins: ContentMargins
+    rules: ChatRules = DEFAULT_RULES
+
+    @property
+    def name(self) -> str:
+        return _named(f"{self.inner.name}*{self.margins.tag}", self.rules)
+
+    def count_text(self, text: str) -> int:
+        return self.margins.estimate(self.inner.count_text(text), text)
 
 
 def rules_of(counter: TokenCounter) -> ChatRules:
@@ -422,6 +440,8 @@ class ModelSpec:
     #: The family whose real tokenizer counts it when its package is installed
     #: (:mod:`app.tokens.families`); without it, the proxy above.
     tokenizer_family: str | None = None
+    #: Content-aware proxy margins (used instead of ``safety_factor`` when set).
+    margins: ContentMargins | None = None
     rules: ChatRules = DEFAULT_RULES
     #: The table entry the name resolved to; calibration is learnt per entry. None: unknown.
     entry: str | None = None
@@ -484,6 +504,7 @@ def _proxy(
         "o200k_base",
         factor,
         tokenizer_family=tokenizer,
+        margins=_FAMILY_MARGINS.get(tokenizer) if tokenizer else None,
         rules=ChatRules(
             images=images,
             template=_FAMILY_TEMPLATES.get(family),
@@ -499,6 +520,17 @@ _FAMILY_TEMPLATES: dict[str, TemplateName] = {
     "qwen": "qwen",
     "mistral": "mistral",
     "deepseek": "deepseek",
+}
+#: Proxy margins of the families with a real tokenizer, for installs without its extra:
+#: o200k_base times a factor plus an allowance per digit, CJK character and emoji, fitted
+#: with ``python -m bench.tokenizers --fit`` as the smallest that keeps every text of a
+#: generated corpus (prose, code, JSON, CJK, emoji, digit tables, hex logs, a mix) at or
+#: under the estimate; the factor is never below 1.05, for vocabulary the corpus lacks.
+_FAMILY_MARGINS: dict[str, ContentMargins] = {
+    "mistral": ContentMargins(1.05, per_digit=0.67, per_cjk=0.1, per_emoji=1.93),
+    "llama3": ContentMargins(1.05, per_digit=0.14, per_cjk=0.1, per_emoji=1.06),
+    "qwen": ContentMargins(1.06, per_digit=0.64, per_cjk=0.02, per_emoji=0.11),
+    "deepseek": ContentMargins(1.13, per_digit=0.02, per_cjk=0.02, per_emoji=0.02),
 }
 #: Anthropic's tool-use system prompt, added to every request that declares tools (its
 #: documented size for Claude 4 and 3.7 Sonnet with tool_choice auto: the dearest current one).
@@ -806,6 +838,8 @@ class TokenizerRegistry:
             if spec.exact:
                 return TiktokenCounter(spec.encoding, encoding, spec.rules), False
             base = TiktokenCounter(spec.encoding, encoding)
+        if spec.margins is not None:
+            return ContentAwareCounter(base, spec.margins, spec.rules), False
         return ScaledCounter(base, spec.safety_factor, spec.rules), False
 
     def lookup(self, name: str, *, default_context_limit: int = 8192) -> ModelSpec:
@@ -813,5 +847,13 @@ class TokenizerRegistry:
         return self.models.lookup(name, default_context_limit=default_context_limit)
 
 
-def counting_method(spec: ModelSpec, *, fell_back: bool) -> CountingMethod:
-    return "fallback" if fell_back else spec.method
+def counting_method(
+    spec: ModelSpec, *, fell_back: bool, counter: TokenCounter | None = None
+) -> CountingMethod:
+    """How a model's counts are made; with its counter, a family whose real tokenizer is
+    installed says "tokenizer" rather than its proxy."""
+    if fell_back:
+        return "fallback"
+    if spec.tokenizer_family and isinstance(counter, TiktokenCounter):
+        return "tokenizer"
+    return spec.method

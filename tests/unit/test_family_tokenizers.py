@@ -11,7 +11,7 @@ import pytest
 import tiktoken
 
 from app.budget.tokens import (
-    ScaledCounter,
+    ContentAwareCounter,
     TiktokenCounter,
     TokenCounter,
     TokenizerRegistry,
@@ -229,7 +229,8 @@ def test_a_family_whose_package_is_missing_is_counted_with_its_proxy() -> None:
         lookup_model("qwen3-8b")
     )
     assert not fell_back
-    assert isinstance(counter, ScaledCounter)
+    assert isinstance(counter, ContentAwareCounter)
+    assert counter.count_text("1234567890") >= 10  # Qwen splits every digit
     # The template framing still applies to the proxy.
     assert count_request(counter, TOOL_SESSION, [WEATHER_TOOL]).tools_tokens > 100
 
@@ -240,3 +241,24 @@ def test_tokenizers_listing_names_each_family_and_its_extra() -> None:
     assert all(status.available and status.optional for status in statuses.values())
     assert "contextd[mistral]" in statuses["mistral"].location
     assert "llama-3.1" in statuses["llama3"].models
+
+
+# ------------------------------------------------------------ proxies err high, never low
+
+
+@pytest.mark.parametrize("model", ["mistral-small", "llama-3.1", "qwen3", "deepseek-chat"])
+def test_the_proxy_errs_high_on_sessions_that_mix_every_kind_of_content(model: str) -> None:
+    from bench.tokenizers import session, tools
+
+    def not_installed(family: str) -> Any:
+        raise FamilyUnavailable(family)
+
+    real = _counter(model)
+    proxy, _ = TokenizerRegistry(load_family=not_installed).counter_for(lookup_model(model))
+    assert isinstance(proxy, ContentAwareCounter)
+    messages = [message for _, message in session(seed=7, steps=40)]
+    for declared in ([], tools(20)):
+        for end in range(10, len(messages) + 1, 10):
+            prompt = [messages[0], *messages[max(1, end - 30) : end]]
+            estimated = count_request(proxy, prompt, declared).input_tokens
+            assert estimated >= count_request(real, prompt, declared).input_tokens
