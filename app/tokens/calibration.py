@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.repository import AuditRepository
+from app.budget.assembly import TOOLS_BLOCK
 from app.budget.calibration import CalibrationState, applied_ratio, observe
 from app.budget.tokens import ModelSpec, TokenCounter, TokenizerRegistry
 from app.caches import TTLCache
@@ -129,6 +130,7 @@ class CalibrationService:
             provider_tokens=usage.prompt_tokens,
             estimated_tokens=assembly.estimated_input_tokens_after_prune,
             settings=self.settings.calibration_settings(),
+            tools_tokens=int((assembly.blocks or {}).get(TOOLS_BLOCK, 0)),
         )
         state = observation.state
         record.ratio = state.ratio
