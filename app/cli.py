@@ -113,12 +113,20 @@ def _tokenizers(settings: Settings) -> int:
     statuses = tokenizer_statuses(model_registry(settings.models_file), cache_dir=cache_dir)
     for status in statuses:
         state = "available offline" if status.available else "MISSING"
+        if status.optional and not status.available:
+            state = "not installed"
         shown = ", ".join(status.models[:4]) + (" …" if len(status.models) > 4 else "")
         _say(
             f"  {status.kind:24} {state:18} {len(status.models):3} model(s): {shown}\n"
             f"  {'':24} {status.location}"
         )
-    missing = [status for status in statuses if not status.available]
+    if any(status.optional and not status.available for status in statuses):
+        _say(
+            "contextd counts the models of a family whose tokenizer is not installed with "
+            "its proxy (o200k_base with a margin that errs high): install the extra shown "
+            "to count them exactly"
+        )
+    missing = [status for status in statuses if not status.available and not status.optional]
     if missing:
         _say(
             "contextd counts the models of a missing encoding with chars/4 * 1.25 (it errs "

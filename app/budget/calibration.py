@@ -9,10 +9,13 @@ the observations are folded into one ratio:
   ``min_prompt_tokens`` (too small for a meaningful ratio) or its ratio falls outside
   ``[min_ratio, max_ratio]`` (no tokenizer is that far off: the usage belongs to another
   prompt, e.g. one the agent extended itself);
-- the first valid observation sets the ratio; later ones move it by an exponentially
-  weighted average that rises fast (``rise_weight``) and falls slowly (``fall_weight``):
-  a count that runs low is a provider 400 waiting to happen, a count that runs high only
-  wastes a little room;
+- the first valid observation sets the ratio, unless tool definitions make up more than
+  ``max_first_tools_share`` of its prompt: a tools-only prompt measures how a template
+  renders schemas, not the conversation, and would set a ratio that shrinks every later
+  budget (such a report is invalid until a conversation-sized one has set the ratio);
+  later ones move it by an exponentially weighted average that rises fast
+  (``rise_weight``) and falls slowly (``fall_weight``): a count that runs low is a
+  provider 400 waiting to happen, a count that runs high only wastes a little room;
 - once ``warmup_samples`` observations are in, one that is more than ``outlier_share`` away
   from the ratio is an *outlier* and ignored, unless ``outlier_run`` outliers in a row agree
   on the direction: then the provider really changed, and the observation is taken.
@@ -39,6 +42,7 @@ class CalibrationSettings:
     warmup_samples: int = 5
     outlier_share: float = 0.25
     outlier_run: int = 3
+    max_first_tools_share: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -69,12 +73,20 @@ def observe(
     provider_tokens: int,
     estimated_tokens: int,
     settings: CalibrationSettings,
+    tools_tokens: int = 0,
 ) -> Observation:
-    """Fold one report into the state."""
+    """Fold one report into the state; ``tools_tokens`` is the share of the estimate that
+    was tool definitions."""
     if estimated_tokens < settings.min_prompt_tokens:
         return Observation(replace(state, rejected=state.rejected + 1), "invalid", None)
     observed = provider_tokens / estimated_tokens
     if not settings.min_ratio <= observed <= settings.max_ratio:
+        return Observation(
+            replace(state, rejected=state.rejected + 1, last_observed=observed),
+            "invalid",
+            observed,
+        )
+    if state.samples == 0 and tools_tokens > settings.max_first_tools_share * estimated_tokens:
         return Observation(
             replace(state, rejected=state.rejected + 1, last_observed=observed),
             "invalid",

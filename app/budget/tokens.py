@@ -31,6 +31,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from app.budget.images import DEFAULT_IMAGE_RULES, ImageRules, image_part_cost
+from app.budget.margins import ContentMargins
+from app.budget.templates import Rendered, TemplateName, render_message, render_tools
+from app.budget.templates import reply_priming as template_priming
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
@@ -75,6 +78,11 @@ class ChatRules:
     tokens_per_tool_call: int = TOKENS_PER_TOOL_CALL
     tools: ToolDefinitionRules = O200K_TOOL_RULES
     images: ImageRules = DEFAULT_IMAGE_RULES
+    #: The family's chat template (:mod:`app.budget.templates`): when set, messages, tools
+    #: and priming are counted as the template renders them instead of by the rules above.
+    template: TemplateName | None = None
+    #: The provider's own system prompt for tool use, added once when tools are declared.
+    tools_prompt_tokens: int = 0
 
     @property
     def tag(self) -> str:
@@ -89,6 +97,8 @@ class ChatRules:
             parts.append(f"c{self.tokens_per_tool_call}")
         if self.images.tag:
             parts.append(self.images.tag)
+        if self.template:
+            parts.append(f"t:{self.template}")
         return "+".join(parts)
 
 
@@ -229,6 +239,23 @@ class ScaledCounter:
         return math.ceil(self.inner.count_text(text) * self.factor)
 
 
+@dataclass(frozen=True)
+class ContentAwareCounter:
+    """A proxy encoding with margins that follow what the text is made of (digits, CJK,
+    emoji: :mod:`app.budget.margins`), measured against the family's real tokenizer."""
+
+    inner: TokenCounter
+    margins: ContentMargins
+    rules: ChatRules = DEFAULT_RULES
+
+    @property
+    def name(self) -> str:
+        return _named(f"{self.inner.name}*{self.margins.tag}", self.rules)
+
+    def count_text(self, text: str) -> int:
+        return self.margins.estimate(self.inner.count_text(text), text)
+
+
 def rules_of(counter: TokenCounter) -> ChatRules:
     """The chat rules a counter carries (the defaults for a bare text counter)."""
     rules = getattr(counter, "rules", DEFAULT_RULES)
@@ -261,6 +288,8 @@ class MessageCount:
 def measure_message(counter: TokenCounter, message: Mapping[str, Any]) -> MessageCount:
     """Tokens one chat message adds to a prompt, overhead included, and what was estimated."""
     rules = rules_of(counter)
+    if rules.template:
+        return _measure_templated(counter, rules, rules.template, message)
     tokens = rules.tokens_per_message + counter.count_text(str(message["role"]))
     content = message.get("content")
     text = content_text(content)
@@ -289,6 +318,25 @@ def measure_message(counter: TokenCounter, message: Mapping[str, Any]) -> Messag
     return MessageCount(tokens, unknown)
 
 
+def _count_rendered(counter: TokenCounter, rendered: Rendered) -> int:
+    return rendered.special_tokens + sum(counter.count_text(t) for t in rendered.texts if t)
+
+
+def _measure_templated(
+    counter: TokenCounter, rules: ChatRules, template: TemplateName, message: Mapping[str, Any]
+) -> MessageCount:
+    content = message.get("content")
+    tokens = _count_rendered(counter, render_message(template, message, content_text(content)))
+    unknown = 0
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") == "image_url":
+                cost = image_part_cost(rules.images, part)
+                tokens += cost.tokens
+                unknown += cost.size_unknown
+    return MessageCount(tokens, unknown)
+
+
 def count_message(counter: TokenCounter, message: Mapping[str, Any]) -> int:
     """Tokens one chat message adds to a prompt, overhead included."""
     return measure_message(counter, message).tokens
@@ -296,7 +344,10 @@ def count_message(counter: TokenCounter, message: Mapping[str, Any]) -> int:
 
 def reply_priming(counter: TokenCounter) -> int:
     """Tokens the provider adds to prime the reply, once per prompt."""
-    return rules_of(counter).reply_priming
+    rules = rules_of(counter)
+    if rules.template:
+        return _count_rendered(counter, template_priming(rules.template))
+    return rules.reply_priming
 
 
 def count_prompt(counter: TokenCounter, messages: Iterable[Mapping[str, Any]]) -> int:
@@ -326,8 +377,13 @@ def count_tools(counter: TokenCounter, tools: Sequence[Mapping[str, Any]]) -> in
     """
     if not tools:
         return 0
-    rules = rules_of(counter).tools
-    total = 0
+    chat = rules_of(counter)
+    if chat.template:
+        return chat.tools_prompt_tokens + _count_rendered(
+            counter, render_tools(chat.template, tools)
+        )
+    rules = chat.tools
+    total = chat.tools_prompt_tokens
     for tool in tools:
         function = tool.get("function", tool)
         total += rules.function_init
@@ -401,6 +457,11 @@ class ModelSpec:
     native_encoding: bool = False
     #: An operator-supplied Hugging Face tokenizer.json that counts it exactly.
     tokenizer_file: str | None = None
+    #: The family whose real tokenizer counts it when its package is installed
+    #: (:mod:`app.tokens.families`); without it, the proxy above.
+    tokenizer_family: str | None = None
+    #: Content-aware proxy margins (used instead of ``safety_factor`` when set).
+    margins: ContentMargins | None = None
     rules: ChatRules = DEFAULT_RULES
     #: The table entry the name resolved to; calibration is learnt per entry. None: unknown.
     entry: str | None = None
@@ -454,6 +515,7 @@ def _proxy(
     *,
     family: str,
     images: ImageRules = DEFAULT_IMAGE_RULES,
+    tokenizer: str | None = None,
 ) -> ModelSpec:
     return ModelSpec(
         name,
@@ -461,9 +523,38 @@ def _proxy(
         max_output,
         "o200k_base",
         factor,
-        rules=ChatRules(images=images),
+        tokenizer_family=tokenizer,
+        margins=_FAMILY_MARGINS.get(tokenizer) if tokenizer else None,
+        rules=ChatRules(
+            images=images,
+            template=_FAMILY_TEMPLATES.get(family),
+            tools_prompt_tokens=ANTHROPIC_TOOL_PROMPT_TOKENS if family == "anthropic" else 0,
+        ),
         family=family,
     )
+
+
+#: The open-weight families counted as their chat template renders a request.
+_FAMILY_TEMPLATES: dict[str, TemplateName] = {
+    "llama": "llama3",
+    "qwen": "qwen",
+    "mistral": "mistral",
+    "deepseek": "deepseek",
+}
+#: Proxy margins of the families with a real tokenizer, for installs without its extra:
+#: o200k_base times a factor plus an allowance per digit, CJK character and emoji, fitted
+#: with ``python -m bench.tokenizers --fit`` as the smallest that keeps every text of a
+#: generated corpus (prose, code, JSON, CJK, emoji, digit tables, hex logs, a mix) at or
+#: under the estimate; the factor is never below 1.05, for vocabulary the corpus lacks.
+_FAMILY_MARGINS: dict[str, ContentMargins] = {
+    "mistral": ContentMargins(1.05, per_digit=0.67, per_cjk=0.1, per_emoji=1.93),
+    "llama3": ContentMargins(1.05, per_digit=0.14, per_cjk=0.1, per_emoji=1.06),
+    "qwen": ContentMargins(1.06, per_digit=0.64, per_cjk=0.02, per_emoji=0.11),
+    "deepseek": ContentMargins(1.13, per_digit=0.02, per_cjk=0.02, per_emoji=0.02),
+}
+#: Anthropic's tool-use system prompt, added to every request that declares tools (its
+#: documented size for Claude 4 and 3.7 Sonnet with tool_choice auto: the dearest current one).
+ANTHROPIC_TOOL_PROMPT_TOKENS = 346
 
 
 _GPT5_IMAGES = ImageRules("tiles", 70, 140)
@@ -522,21 +613,22 @@ _BUILTIN_MODELS: tuple[ModelSpec, ...] = (
     _proxy("claude-haiku-4-5", 200_000, 64_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
     _proxy("claude-opus-4-5", 200_000, 64_000, 1.25, family="anthropic", images=_ANTHROPIC_IMAGES),
     # Meta Llama 3.x.
-    _proxy("llama", 128_000, 4_096, 1.15, family="llama"),
-    _proxy("llama-3", 8_192, 2_048, 1.15, family="llama"),
-    _proxy("llama-3.1", 128_000, 4_096, 1.15, family="llama"),
-    _proxy("llama-3.2", 128_000, 4_096, 1.15, family="llama"),
-    _proxy("llama-3.3", 128_000, 4_096, 1.15, family="llama"),
+    _proxy("llama", 128_000, 4_096, 1.15, family="llama", tokenizer="llama3"),
+    _proxy("llama-3", 8_192, 2_048, 1.15, family="llama", tokenizer="llama3"),
+    _proxy("llama-3.1", 128_000, 4_096, 1.15, family="llama", tokenizer="llama3"),
+    _proxy("llama-3.2", 128_000, 4_096, 1.15, family="llama", tokenizer="llama3"),
+    _proxy("llama-3.3", 128_000, 4_096, 1.15, family="llama", tokenizer="llama3"),
     # Qwen 2.5 and 3.
-    _proxy("qwen", 131_072, 8_192, 1.15, family="qwen"),
-    _proxy("qwen2.5", 131_072, 8_192, 1.15, family="qwen"),
-    _proxy("qwen3", 131_072, 8_192, 1.15, family="qwen"),
+    _proxy("qwen", 131_072, 8_192, 1.15, family="qwen", tokenizer="qwen"),
+    _proxy("qwen2.5", 131_072, 8_192, 1.15, family="qwen", tokenizer="qwen"),
+    _proxy("qwen3", 131_072, 8_192, 1.15, family="qwen", tokenizer="qwen"),
     # Mistral.
     _proxy("mistral", 128_000, 4_096, 1.20, family="mistral"),
     _proxy("mistral-large", 131_072, 4_096, 1.20, family="mistral"),
-    _proxy("mistral-medium", 131_072, 4_096, 1.20, family="mistral"),
-    _proxy("mistral-small", 131_072, 4_096, 1.20, family="mistral"),
-    _proxy("ministral", 128_000, 4_096, 1.20, family="mistral"),
+    _proxy("mistral-medium", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
+    _proxy("mistral-small", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
+    _proxy("ministral", 128_000, 4_096, 1.20, family="mistral", tokenizer="mistral"),
+    _proxy("mistral-nemo", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
     _proxy("codestral", 256_000, 4_096, 1.20, family="mistral"),
     _proxy("mixtral", 32_768, 4_096, 1.20, family="mistral"),
     # Google Gemini.
@@ -547,11 +639,11 @@ _BUILTIN_MODELS: tuple[ModelSpec, ...] = (
     _proxy("gemini-2.5-pro", 1_048_576, 65_536, 1.15, family="gemini"),
     _proxy("gemini-2.5-flash", 1_048_576, 65_536, 1.15, family="gemini"),
     # DeepSeek V3 / R1.
-    _proxy("deepseek", 128_000, 8_192, 1.15, family="deepseek"),
-    _proxy("deepseek-chat", 128_000, 8_192, 1.15, family="deepseek"),
-    _proxy("deepseek-reasoner", 128_000, 65_536, 1.15, family="deepseek"),
-    _proxy("deepseek-v3", 128_000, 8_192, 1.15, family="deepseek"),
-    _proxy("deepseek-r1", 128_000, 65_536, 1.15, family="deepseek"),
+    _proxy("deepseek", 128_000, 8_192, 1.15, family="deepseek", tokenizer="deepseek"),
+    _proxy("deepseek-chat", 128_000, 8_192, 1.15, family="deepseek", tokenizer="deepseek"),
+    _proxy("deepseek-reasoner", 128_000, 65_536, 1.15, family="deepseek", tokenizer="deepseek"),
+    _proxy("deepseek-v3", 128_000, 8_192, 1.15, family="deepseek", tokenizer="deepseek"),
+    _proxy("deepseek-r1", 128_000, 65_536, 1.15, family="deepseek", tokenizer="deepseek"),
 )
 
 #: Models nobody told contextd about: o200k_base with a factor that errs high.
@@ -618,5 +710,13 @@ def model_family(name: str) -> str | None:
     return spec.entry if spec.source == "builtin" else None
 
 
-def counting_method(spec: ModelSpec, *, fell_back: bool) -> CountingMethod:
-    return "fallback" if fell_back else spec.method
+def counting_method(
+    spec: ModelSpec, *, fell_back: bool, counter: TokenCounter | None = None
+) -> CountingMethod:
+    """How a model's counts are made; with its counter, a family whose real tokenizer is
+    installed says "tokenizer" rather than its proxy."""
+    if fell_back:
+        return "fallback"
+    if spec.tokenizer_family and isinstance(counter, TiktokenCounter):
+        return "tokenizer"
+    return spec.method

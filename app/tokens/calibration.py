@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.repository import AuditRepository
+from app.budget.assembly import TOOLS_BLOCK
 from app.budget.calibration import CalibrationState, applied_ratio, observe
 from app.budget.tokens import ModelSpec, TokenCounter
 from app.caches import TTLCache
@@ -131,6 +132,7 @@ class CalibrationService:
             provider_tokens=prompt_tokens,
             estimated_tokens=assembly.estimated_input_tokens_after_prune,
             settings=self.settings.calibration_settings(),
+            tools_tokens=int((assembly.blocks or {}).get(TOOLS_BLOCK, 0)),
         )
         state = observation.state
         record.ratio = state.ratio

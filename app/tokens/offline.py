@@ -50,6 +50,8 @@ class TokenizerStatus:
     #: Where it is (or would have to be).
     location: str
     models: tuple[str, ...]
+    #: An optional family tokenizer: without it, its models are counted with their proxy.
+    optional: bool = False
 
 
 def tokenizer_statuses(
@@ -88,5 +90,35 @@ def tokenizer_statuses(
         location = ", ".join(str(path) for path in files) or "(not a file-based encoding)"
         statuses.append(
             TokenizerStatus(f"tiktoken:{encoding}", encoding, available, location, tuple(names))
+        )
+    statuses += family_statuses(models)
+    return statuses
+
+
+def family_statuses(models: ModelRegistry) -> list[TokenizerStatus]:
+    """The open-weight families' real tokenizers (optional extras) and whether they load."""
+    from app.tokens.families import FAMILY_PACKAGES, load_family
+
+    by_family: dict[str, list[str]] = {}
+    for spec in models.entries():
+        if spec.tokenizer_family and not spec.tokenizer_file:
+            by_family.setdefault(spec.tokenizer_family, []).append(spec.name)
+    statuses = []
+    for family, names in sorted(by_family.items()):
+        extra, package = FAMILY_PACKAGES.get(family, ("", family))
+        try:
+            load_family(family)
+            available = True
+        except Exception:
+            available = False
+        statuses.append(
+            TokenizerStatus(
+                f"family:{family}",
+                family,
+                available,
+                f"{package} (pip install 'contextd[{extra}]')",
+                tuple(names),
+                optional=True,
+            )
         )
     return statuses

@@ -18,6 +18,7 @@ from pathlib import Path
 from app.budget.tokens import (
     BUILTIN_REGISTRY,
     FALLBACK_ESTIMATOR,
+    ContentAwareCounter,
     Encoding,
     FallbackCounter,
     HuggingFaceCounter,
@@ -66,7 +67,15 @@ def tokenizer_label(spec: ModelSpec) -> str:
 class _Loaded:
     encodings: dict[str, Encoding | None] = field(default_factory=dict)
     memos: dict[str, LRU[str, int]] = field(default_factory=dict)
+    families: dict[str, Encoding | None] = field(default_factory=dict)
     tokenizers: dict[str, tuple[str, HuggingFaceTokenizer] | None] = field(default_factory=dict)
+
+
+def load_family_tokenizer(family: str) -> Encoding:
+    """A family's real tokenizer from its optional package (:mod:`app.tokens.families`)."""
+    from app.tokens.families import load_family
+
+    return load_family(family)
 
 
 class TokenizerRegistry:
@@ -82,8 +91,10 @@ class TokenizerRegistry:
         *,
         models: ModelRegistry = BUILTIN_REGISTRY,
         load_tokenizer: Callable[[str], HuggingFaceTokenizer] = load_tokenizer_file,
+        load_family: Callable[[str], Encoding] = load_family_tokenizer,
     ) -> None:
         self.models = models
+        self._load_family = load_family
         self._load_encoding = load_encoding
         self._load_tokenizer = load_tokenizer
         self._lock = threading.Lock()
@@ -128,6 +139,23 @@ class TokenizerRegistry:
             self._loaded.tokenizers[path] = loaded
             return loaded
 
+    def family_tokenizer(self, family: str) -> Encoding | None:
+        """The family's real tokenizer, or None when its package is not installed."""
+        with self._lock:
+            if family in self._loaded.families:
+                return self._loaded.families[family]
+            try:
+                encoding: Encoding | None = self._load_family(family)
+            except Exception as error:
+                # Expected on a base install: the family is counted with its proxy.
+                logger.info("no %s tokenizer (%s); counting with the proxy", family, error)
+                encoding = None
+            self._loaded.families[family] = encoding
+            return encoding
+
+    def _memo(self, name: str) -> LRU[str, int]:
+        return self._loaded.memos.setdefault(name, LRU(MEMO_ENTRIES))
+
     def preload_tokenizer(self, spec: ModelSpec) -> None:
         """Load a model's tokenizer file now, raising why it cannot be used."""
         assert spec.tokenizer_file is not None
@@ -139,6 +167,11 @@ class TokenizerRegistry:
     def counter_for(self, spec: ModelSpec) -> tuple[TokenCounter, bool]:
         """The counter for a model and whether it is the fallback estimator."""
         base: TokenCounter
+        if spec.tokenizer_family and not spec.tokenizer_file:
+            family = self.family_tokenizer(spec.tokenizer_family)
+            if family is not None:
+                memo = self._memo(f"family:{spec.tokenizer_family}")
+                return TiktokenCounter(spec.tokenizer_family, family, spec.rules, memo), False
         if spec.tokenizer_file:
             tokenizer = self._tokenizer(spec)
             if tokenizer is None:
@@ -151,10 +184,12 @@ class TokenizerRegistry:
             encoding = self._encoding(spec.encoding)
             if encoding is None:
                 return FallbackCounter(spec.rules), True
-            memo = self._loaded.memos.setdefault(spec.encoding, LRU(MEMO_ENTRIES))
+            memo = self._memo(spec.encoding)
             if spec.exact:
                 return TiktokenCounter(spec.encoding, encoding, spec.rules, memo), False
             base = TiktokenCounter(spec.encoding, encoding, memo=memo)
+        if spec.margins is not None:
+            return ContentAwareCounter(base, spec.margins, spec.rules), False
         return ScaledCounter(base, spec.safety_factor, spec.rules), False
 
     def lookup(self, name: str, *, default_context_limit: int = 8192) -> ModelSpec:

@@ -51,8 +51,13 @@ class TokenService:
                 f"{counted.images_of_unknown_size} image(s) of unknown size (not a data: URL) "
                 "counted at the largest cost any size can have"
             )
-        method = counting_method(spec, fell_back=fell_back)
-        if method == "proxy":
+        method = counting_method(spec, fell_back=fell_back, counter=counter)
+        if method == "proxy" and spec.margins is not None:
+            notes.append(
+                f"{spec.encoding} stands in for this model's tokenizer (install its extra to "
+                "count exactly), with margins for digits, CJK and emoji so that it errs high"
+            )
+        elif method == "proxy":
             notes.append(
                 f"{spec.encoding} stands in for this model's tokenizer, times "
                 f"{spec.safety_factor:g} so that it errs high"
@@ -106,7 +111,7 @@ class TokenService:
             source=spec.source,
             context_limit=spec.context_limit,
             max_output_tokens=spec.max_output_tokens,
-            method=counting_method(spec, fell_back=fell_back),
+            method=counting_method(spec, fell_back=fell_back, counter=counter),
             encoding=counter.name,
             safety_factor=spec.safety_factor,
             calibration=calibration.out(),

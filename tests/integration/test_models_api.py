@@ -250,7 +250,10 @@ async def test_models_lists_every_family_with_its_counting(client: httpx.AsyncCl
     assert by_name["gpt-4.1"]["context_limit"] == 1_047_576
     assert by_name["claude-opus-4-1"]["method"] == "proxy"
     assert by_name["claude-opus-4-1"]["safety_factor"] > 1
-    assert by_name["qwen3"]["encoding"] == "tiktoken:o200k_base*1.15"
+    # The test extra installs Qwen's tokenizer: counted with it and its chat template.
+    assert by_name["qwen3"]["method"] == "tokenizer"
+    assert by_name["qwen3"]["encoding"] == "tiktoken:qwen+t:qwen"
+    assert by_name["gemini-2.5-pro"]["encoding"] == "tiktoken:o200k_base*1.15"
     assert by_name["gpt-4o"]["calibration"] == {
         "ratio": 1.0,
         "learnt_ratio": None,

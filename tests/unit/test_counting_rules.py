@@ -127,6 +127,32 @@ def test_first_report_sets_the_ratio() -> None:
     assert _feed([1.2]).ratio == pytest.approx(1.2)
 
 
+def test_a_tools_dominated_first_report_does_not_set_the_ratio() -> None:
+    tools_only = observe(
+        CalibrationState(),
+        provider_tokens=2400,
+        estimated_tokens=1000,
+        tools_tokens=900,
+        settings=SETTINGS,
+    )
+    assert tools_only.verdict == "invalid"
+    assert tools_only.state.samples == 0
+
+    conversation = observe(
+        tools_only.state, provider_tokens=1100, estimated_tokens=1000, settings=SETTINGS
+    )
+    assert conversation.state.ratio == pytest.approx(1.1)
+    # Once set, a tools-heavy report is an ordinary observation.
+    later = observe(
+        conversation.state,
+        provider_tokens=1200,
+        estimated_tokens=1000,
+        tools_tokens=900,
+        settings=SETTINGS,
+    )
+    assert later.verdict == "taken"
+
+
 def test_ratio_rises_fast_and_falls_slowly() -> None:
     up = _feed([1.0, 1.2])
     down = _feed([1.2, 1.0])
