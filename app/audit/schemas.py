@@ -28,9 +28,16 @@ class AuditFilter(BaseModel):
     @field_validator("since", "until")
     @classmethod
     def _utc_when_naive(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
-        return value
+        try:
+            # Compared with UTC timestamps: a bound whose UTC instant falls outside the
+            # calendar (year 0 or 10000) cannot be compared, so it is refused here.
+            return value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("the time, moved to UTC, falls outside years 1 to 9999") from None
 
 
 class AuditOut(BaseModel):

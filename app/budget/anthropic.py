@@ -7,13 +7,29 @@ tool calls as ``tool_use`` blocks in the assistant message and their results as
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 Block = dict[str, Any]
 OPENING_PLACEHOLDER = "(The conversation so far is summarised in the system prompt.)"
+
+#: The tool_use ids Anthropic accepts.
+_VALID_TOOL_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+_INVALID_ID_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def anthropic_tool_id(tool_call_id: str) -> str:
+    """The id as Anthropic accepts it: kept when valid, otherwise every other character
+    becomes ``_`` and a digest of the original follows, so that two ids that differ only in
+    such characters stay apart. A call and its result map alike, and so does every render."""
+    if _VALID_TOOL_ID.match(tool_call_id):
+        return tool_call_id
+    digest = hashlib.sha256(tool_call_id.encode()).hexdigest()[:12]
+    return f"{_INVALID_ID_CHARACTERS.sub('_', tool_call_id)}_{digest}"
 
 
 @dataclass(frozen=True)
@@ -61,7 +77,11 @@ def _blocks(message: Mapping[str, Any]) -> tuple[str, list[Block]]:
         if not isinstance(text, str):
             text = "\n".join(b["text"] for b in _text_blocks(text) if b["type"] == "text")
         return "user", [
-            {"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": text}
+            {
+                "type": "tool_result",
+                "tool_use_id": anthropic_tool_id(message["tool_call_id"]),
+                "content": text,
+            }
         ]
     blocks = _text_blocks(message.get("content"))
     for call in message.get("tool_calls") or ():
@@ -69,7 +89,7 @@ def _blocks(message: Mapping[str, Any]) -> tuple[str, list[Block]]:
         blocks.append(
             {
                 "type": "tool_use",
-                "id": call["id"],
+                "id": anthropic_tool_id(call["id"]),
                 "name": function.get("name", ""),
                 "input": _tool_input(function.get("arguments")),
             }
@@ -131,6 +151,14 @@ def anthropic_problems(prompt: AnthropicPrompt) -> list[str]:
         for block in message["content"]:
             if block["type"] == "text" and not block["text"].strip():
                 problems.append(f"[{index}] empty text block")
+            tool_id = block.get("id") if block["type"] == "tool_use" else None
+            if block["type"] == "tool_result":
+                tool_id = block.get("tool_use_id")
+            if tool_id is not None and not _VALID_TOOL_ID.match(str(tool_id)):
+                problems.append(f"[{index}] {block['type']} id {tool_id!r} is not [A-Za-z0-9_-]+")
+        used_ids = [b["id"] for b in message["content"] if b["type"] == "tool_use"]
+        if len(set(used_ids)) != len(used_ids):
+            problems.append(f"[{index}] two tool_use blocks share an id")
     if pending:
         problems.append(f"tool_use {sorted(pending)} unanswered at the end")
     if messages and messages[-1]["role"] != "user":

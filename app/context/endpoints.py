@@ -9,6 +9,7 @@ from app.auth.service import Scope
 from app.context.schemas import TrimRequest, TrimResponse, TruncateRequest, TruncateResponse
 from app.context.service import ContextService
 from app.errors import ERROR_RESPONSES
+from app.offload import off_the_loop
 from app.runtime import RuntimeDep
 
 # Stateless, but an agent's tool all the same: callers need an agent key.
@@ -33,11 +34,11 @@ async def trim(body: TrimRequest, service: ContextServiceDep) -> TrimResponse:
     budget, replacing old assistant and tool content by ``[trimmed]``. Send back the returned
     ``trimmed_up_to_message_index`` next time: it never decreases, so the prefix stays
     cacheable."""
-    return service.trim(body)
+    return await off_the_loop(lambda: service.trim(body))
 
 
 @router.post("/truncate", response_model=TruncateResponse)
 async def truncate(body: TruncateRequest, service: ContextServiceDep) -> TruncateResponse:
     """Keep the system prompt and the last ``keep`` messages, never leaving a tool result
     without the call it answers."""
-    return service.truncate(body)
+    return await off_the_loop(lambda: service.truncate(body))

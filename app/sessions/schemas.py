@@ -54,8 +54,8 @@ class SessionCreate(_Input):
     memory: str | None = Field(default=None, max_length=200_000)
     #: The tool definitions the agent sends with every LLM call, so that budgets count them.
     tools: list[ToolDefinition] | None = Field(default=None, max_length=1024)
-    max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
-    context_limit: int | None = Field(default=None, gt=0, le=100_000_000)
+    max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000, strict=True)
+    context_limit: int | None = Field(default=None, gt=0, le=100_000_000, strict=True)
     block_caps: BlockCaps | None = None
 
 
@@ -69,8 +69,8 @@ class SessionUpdate(_Input):
     metadata: Metadata | None = None
     memory: str | None = Field(default=None, max_length=200_000)
     tools: list[ToolDefinition] | None = Field(default=None, max_length=1024)
-    max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000)
-    context_limit: int | None = Field(default=None, gt=0, le=100_000_000)
+    max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000, strict=True)
+    context_limit: int | None = Field(default=None, gt=0, le=100_000_000, strict=True)
     block_caps: BlockCaps | None = None
 
 

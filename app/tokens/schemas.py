@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.budget.tokens import CountingMethod, ModelSource
+from app.shapes import tool_parameters_shape
 from app.turns.schemas import MAX_CONTENT_CHARS, ContentPart, ToolCall
 
 
@@ -17,7 +18,7 @@ class FunctionDefinition(_Input):
     name: str = Field(min_length=1, max_length=128)
     description: str | None = Field(default=None, max_length=100_000)
     #: A JSON Schema object, as the chat-completions API takes it.
-    parameters: dict[str, Any] | None = None
+    parameters: Annotated[dict[str, Any] | None, AfterValidator(tool_parameters_shape)] = None
     strict: bool | None = None
 
 

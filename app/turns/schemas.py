@@ -41,6 +41,20 @@ class UserMessage(_Input):
     )
     name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
 
+    @model_validator(mode="after")
+    def _says_something(self) -> UserMessage:
+        # An empty message starts a turn about nothing, and Anthropic's format has no way to
+        # carry it (empty text blocks are refused), so the turn's prompt would change shape.
+        if isinstance(self.content, str):
+            empty = not self.content.strip()
+        else:
+            empty = all(
+                isinstance(part, TextPart) and not part.text.strip() for part in self.content
+            )
+        if empty:
+            raise ValueError("the user message is empty: send some text or an image")
+        return self
+
 
 class Usage(BaseModel):
     """What the provider reported for the LLM call; other provider fields are kept."""

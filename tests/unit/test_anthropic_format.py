@@ -126,3 +126,57 @@ def test_the_validator_catches_what_anthropic_refuses() -> None:
     problems = anthropic_problems(doubled)
     assert any("in a row" in p for p in problems)
     assert any("empty text" in p for p in problems)
+
+
+def test_ids_anthropic_would_refuse_are_mapped_alike_in_call_and_result() -> None:
+    prompt = to_anthropic(
+        [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "tool_calls": [call("call:hFkgDHiQY"), call("call.hFkgDHiQY")]},
+            {"role": "tool", "tool_call_id": "call:hFkgDHiQY", "content": "21C"},
+            {"role": "tool", "tool_call_id": "call.hFkgDHiQY", "content": "17C"},
+        ]
+    )
+
+    used = [b["id"] for b in prompt.messages[1]["content"]]
+    answered = [b["tool_use_id"] for b in prompt.messages[2]["content"]]
+    assert used == answered
+    assert len(set(used)) == 2
+    assert all(i.startswith("call_hFkgDHiQY_") for i in used)
+    assert anthropic_problems(prompt) == []
+
+
+def test_a_valid_id_is_kept_and_mapping_is_the_same_on_every_render() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "tool_calls": [call("call_ok-1"), call("call/odd")]},
+        {"role": "tool", "tool_call_id": "call_ok-1", "content": "21C"},
+        {"role": "tool", "tool_call_id": "call/odd", "content": "17C"},
+    ]
+
+    first, second = to_anthropic(messages), to_anthropic(messages)
+
+    assert first == second
+    assert first.messages[1]["content"][0]["id"] == "call_ok-1"
+
+
+def test_the_check_names_an_invalid_or_repeated_id() -> None:
+    prompt = AnthropicPrompt(
+        None,
+        [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "a:1", "name": "w", "input": {}},
+                    {"type": "tool_use", "id": "a:1", "name": "w", "input": {}},
+                ],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a:1"}]},
+        ],
+    )
+
+    problems = anthropic_problems(prompt)
+
+    assert any("'a:1' is not" in p for p in problems)
+    assert any("share an id" in p for p in problems)
