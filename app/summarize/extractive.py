@@ -20,7 +20,54 @@ MAX_ITEM_CHARS = 240
 #: What a fact read from a tool's output starts with, so that later summaries know it from
 #: a fact somebody stated.
 TOOL_LABEL = "Tool output: "
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+#: Where a sentence may end: closing punctuation (and any closing quotes or brackets) followed
+#: by white space. A full stop inside a token (3.5, v1.2.3, example.com/a.txt, ./run.sh) is
+#: never a boundary because no white space follows it.
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+")
+#: Words whose full stop abbreviates rather than ends a sentence.
+_ABBREVIATIONS = frozenset(
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "mt",
+        "ft",
+        "vs",
+        "cf",
+        "approx",
+        "dept",
+        "fig",
+        "inc",
+        "ltd",
+        "corp",
+        "vol",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "mon",
+        "tue",
+        "wed",
+        "thu",
+        "fri",
+        "sat",
+    ]
+)
+#: Initials and dotted abbreviations: J. / U.S. / e.g. / i.e. / a.m.
+_DOTTED = re.compile(r"^(?:[A-Za-z]\.)+$")
 _DECISION = re.compile(
     r"\b(decided|decide|decision|agreed|agree to|we will|we'll|let's|going with|go with|"
     r"chose|chosen|settled on|approved|confirmed)\b",
@@ -41,6 +88,36 @@ _PER_MESSAGE_LIMIT = {"user": 6, "assistant": 4, "tool": 2}
 #: A fact is dense in specifics: at least one number, identifier or name per this many words
 #: (a long sentence that merely mentions a number is not a fact worth a line).
 _WORDS_PER_SPECIFIC = 20
+
+
+def _abbreviation(token: str) -> bool:
+    token = token.lstrip("(\"'[")
+    return _DOTTED.match(token) is not None or token[:-1].lower() in _ABBREVIATIONS
+
+
+def split_sentences(text: str) -> list[str]:
+    """``text`` cut into sentences, one line never joined to the next.
+
+    A full stop after an abbreviation (Dr., e.g., U.S.) or an initial (J. R. Smith) does not
+    end a sentence, nor does one followed by a lower-case word; decimals, versions, addresses
+    and file paths are never cut.
+    """
+    sentences: list[str] = []
+    for line in text.splitlines():
+        start = 0
+        for end in _SENTENCE_END.finditer(line):
+            words = line[start : end.start()].split()
+            if not words:
+                continue
+            following = line[end.end() : end.end() + 1]
+            if end.group().rstrip() == "." and (
+                following.islower() or _abbreviation(words[-1] + ".")
+            ):
+                continue
+            sentences.append(line[start : end.end()].strip())
+            start = end.end()
+        sentences.append(line[start:].strip())
+    return [sentence for sentence in sentences if sentence]
 
 
 def _normalise(text: str) -> str:
@@ -80,7 +157,7 @@ class _Candidate:
 
 def _candidates(message: SourceMessage) -> list[_Candidate]:
     found: list[_Candidate] = []
-    for raw in _SENTENCE_SPLIT.split(message.text):
+    for raw in split_sentences(message.text):
         sentence = _clip(raw)
         if len(sentence) < 8:
             continue

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
 from app.budget.tokens import FallbackCounter, TiktokenCounter, TokenCounter
 from app.summarize import ExtractiveSummarizer, SourceMessage, SummaryRequest
-from app.summarize.extractive import TOOL_LABEL, summarize_extractive
+from app.summarize.extractive import TOOL_LABEL, split_sentences, summarize_extractive
 
 O200K = TiktokenCounter("o200k_base", tiktoken.get_encoding("o200k_base"))
 FIELDS = ("key_facts", "decisions", "open_questions", "action_items")
@@ -418,3 +418,36 @@ def test_a_long_sentence_that_merely_mentions_a_number_is_not_a_fact() -> None:
     assert content.key_facts == ()
     short = summarise(SourceMessage(2, "user", "On day 2 we walked to the old bridge."))
     assert texts(short.key_facts) == ["On day 2 we walked to the old bridge."]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Dr. Patel lives in the U.S. with her sister. She prefers tea.",
+            ["Dr. Patel lives in the U.S. with her sister.", "She prefers tea."],
+        ),
+        (
+            "Bring a gift, e.g. flowers. J. R. Tolkien is her favourite author!",
+            ["Bring a gift, e.g. flowers.", "J. R. Tolkien is her favourite author!"],
+        ),
+        (
+            "Pin v1.2.3 and keep 3.5 GB free. Read https://example.com/a.b now? Edit ./src/app.py.",
+            [
+                "Pin v1.2.3 and keep 3.5 GB free.",
+                "Read https://example.com/a.b now?",
+                "Edit ./src/app.py.",
+            ],
+        ),
+        ("First line\nsecond line. Third.", ["First line", "second line.", "Third."]),
+    ],
+)
+def test_sentences_split_at_real_ends_only(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+def test_a_name_after_a_title_stays_in_one_item() -> None:
+    content = summarise(
+        SourceMessage(1, "user", "We decided Dr. Okafor will review the draft. Thanks.")
+    )
+    assert "We decided Dr. Okafor will review the draft." in all_texts(content)
