@@ -175,6 +175,12 @@ turn by turn (start, each tool step, complete), so the database holds what the p
 (summaries, pruned and active messages). Stored messages per size (before → after the timed
 turns): {stored}.
 
+**Bare stack** (`bench/bare_stack.py`, FastAPI + asyncpg under uvicorn, 1 worker, a fresh
+database of its own): a session per size holding as many stored messages, each turn start
+making as many database round trips as contextd's (a history read, then the turn, the message
+and an audit row in one statement), timed in the same rounds, turn for turn with contextd's,
+so that both see the same machine. The targets are ratios of the two.
+
 **Libraries**, in-process on the same conversation plus the same new user message, with
 the same input budget ({results["input_budget"]:,} tokens, {results["model"]}) and a tiktoken
 counter that counts like OpenAI: LangChain `trim_messages(strategy="last",
@@ -207,9 +213,11 @@ own connection, each looping turns as fast as answers come; {results["duration"]
 measured after {results["warmup"]:.0f} s of warm-up. contextd: `contextd serve --workers W`
 on a fresh Postgres database. **Bare stack** (`bench/bare_stack.py`): FastAPI + asyncpg under
 uvicorn with the same worker counts, each request one transaction on tables of its own
-(SELECT … FOR UPDATE of the session row, INSERTs of a turn and a message, an UPDATE, then
-reads of the newest messages) making the same number of database round trips as contextd,
-counted at run time from contextd in-process: start-turn **{trips["start"]}**
+doing a turn's job (a turn start: SELECT … FOR UPDATE of the session row, a read of the newest
+messages with their cached counts, one statement that inserts the turn, the message and an
+audit row and updates the session; a completion: the lock, then the answer, the turn's status
+and the session in one statement), and reading again for any further round trip contextd
+makes, counted at run time from contextd in-process: start-turn **{trips["start"]}**
 ({_breakdown(trips["start_breakdown"])}), complete **{trips["complete"]}**
 ({_breakdown(trips["complete_breakdown"])}).
 The bare stack returns only the newest rows, not a prompt. Everything (server, load
@@ -292,6 +300,9 @@ PLOT = {"latency": plot_latency, "throughput": plot_throughput, "quality": plot_
 
 #: What the profile says about the figures: written by hand, kept beside the figures.
 FINDINGS = Path(__file__).resolve().parent / "findings.md"
+#: The tokenizer benchmark's section (``python -m bench.tokenizers`` writes its tables; it
+#: needs the tokenizers extra and runs apart from this report).
+COUNTING = Path(__file__).resolve().parent / "counting.md"
 
 
 def write_page(sections: dict[str, dict[str, Any]], machine: dict[str, str]) -> None:
@@ -322,7 +333,9 @@ machine and vary from run to run by several percent.
 
 {FINDINGS.read_text().strip()}
 
-{body}"""
+{body}
+
+{COUNTING.read_text().strip() if COUNTING.exists() else ""}"""
     (DOCS / "benchmarks.md").write_text(page.rstrip() + "\n")
 
 
