@@ -23,6 +23,7 @@ from sqlalchemy import (
     insert,
     literal_column,
     select,
+    update,
 )
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
@@ -158,6 +159,25 @@ def bound_values(model: Any, columns: Sequence[str], prefix: str) -> dict[str, A
     ``prefix + column`` and typed by its column (JSON columns need their bind processing)."""
     table = model.__table__
     return {c: bindparam(prefix + c, type_=table.c[c].type) for c in columns}
+
+
+def update_row(model: Any, key: Mapping[str, Any], columns: Sequence[str]) -> StatementBuilder:
+    """A builder of an UPDATE of ``columns`` (bound as ``column``) of the row whose ``key``
+    columns equal the parameters they name (``{column: parameter}``)."""
+
+    def build(prefix: str) -> DmlStatement:
+        return (
+            update(model)
+            .where(
+                *(
+                    getattr(model, column) == bindparam(prefix + name)
+                    for column, name in key.items()
+                )
+            )
+            .values(bound_values(model, columns, prefix))
+        )
+
+    return build
 
 
 def insert_rows(model: Any, columns: Sequence[str], rows: int = 1) -> StatementBuilder:

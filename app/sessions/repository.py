@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import DmlStatement, WriteBatch, bound_values
+from app.db import WriteBatch, update_row
 from app.models import SessionRecord, TurnRecord, TurnStatus
 from app.models.base import utcnow
 
@@ -66,19 +66,8 @@ class SessionRepository:
         if prompt_fingerprint is not None:
             values["prompt_fingerprint"] = list(prompt_fingerprint)
         columns = tuple(values)
-
-        def build(prefix: str) -> DmlStatement:
-            return (
-                update(SessionRecord)
-                .where(
-                    SessionRecord.tenant_id == bindparam(prefix + "tenant_id"),
-                    SessionRecord.id == bindparam(prefix + "session_id"),
-                )
-                .values(bound_values(SessionRecord, columns, prefix))
-            )
-
         batch.add(
             ("record_assembly", columns),
-            build,
+            update_row(SessionRecord, {"tenant_id": "tenant_id", "id": "session_id"}, columns),
             {**values, "tenant_id": self.tenant_id, "session_id": session_id},
         )

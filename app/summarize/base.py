@@ -5,15 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from app.budget.decision import SourceText
 from app.budget.summary import SummaryContent
 from app.budget.tokens import TokenCounter
 
-
-@dataclass(frozen=True)
-class SourceMessage:
-    message_id: int
-    role: str
-    text: str
+#: A message as a summariser reads it: the budget core's type, so that what an assembly asks
+#: to summarise goes to the summariser as it is.
+SourceMessage = SourceText
 
 
 @dataclass(frozen=True)

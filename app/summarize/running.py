@@ -9,7 +9,7 @@ from app.budget.decision import SummaryFailure, SummaryWork
 from app.budget.summary import SummaryContent
 from app.budget.tokens import TokenCounter
 from app.metrics import Metrics
-from app.summarize.base import SourceMessage, Summarizer, SummaryRequest
+from app.summarize.base import Summarizer, SummaryRequest
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ async def run_summarizer(
     or an error text stored as a summary."""
     request = SummaryRequest(
         previous=work.previous,
-        messages=tuple(SourceMessage(s.message_id, s.role, s.text) for s in work.sources),
+        messages=work.sources,
         target_tokens=work.target_tokens,
         counter=counter,
     )

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Update
 
 from app.budget.summary import SummaryContent, SummaryItem
-from app.db import DmlStatement, WriteBatch, bound_values, insert_rows
+from app.db import DmlStatement, WriteBatch, bound_values, insert_rows, update_row
 from app.models import (
     AuditRecord,
     MessageRecord,
@@ -403,20 +403,9 @@ class TurnRepository:
 
     def _update_turn(self, batch: WriteBatch, turn_id: str, values: dict[str, Any]) -> None:
         columns = tuple(values)
-
-        def build(prefix: str) -> DmlStatement:
-            return (
-                update(TurnRecord)
-                .where(
-                    TurnRecord.id == bindparam(prefix + "turn_id"),
-                    TurnRecord.tenant_id == bindparam(prefix + "tenant_id"),
-                )
-                .values(bound_values(TurnRecord, columns, prefix))
-            )
-
         batch.add(
             ("update_turn", columns),
-            build,
+            update_row(TurnRecord, {"id": "turn_id", "tenant_id": "tenant_id"}, columns),
             {**values, "turn_id": turn_id, "tenant_id": self.tenant_id},
         )
 
