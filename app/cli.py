@@ -1,5 +1,5 @@
-"""The ``contextd`` command: ``serve``, ``migrate``, ``keys``, ``inspect SESSION``,
-``purge-audit`` and ``tokenizers``."""
+"""The ``contextd`` command: ``serve``, ``migrate``, ``keys``, ``sessions assign-tenant``,
+``inspect SESSION``, ``purge-audit`` and ``tokenizers``."""
 
 from __future__ import annotations
 
@@ -11,12 +11,15 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TextIO, TypeVar
 
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.logs import configure_logging
-from app.settings import Settings
+from app.settings import Settings, export_tiktoken_cache_dir
 from app.tokens.models_file import ModelsFileError
 
 logger = logging.getLogger("contextd.cli")
@@ -25,6 +28,46 @@ T = TypeVar("T")
 
 def _say(message: str, *, stream: TextIO | None = None) -> None:
     print(message, file=stream or sys.stdout)
+
+
+def _sqlite_file(url: URL) -> Path | None:
+    """The file an SQLite URL names, absolute; None for other databases and in-memory ones."""
+    if url.get_backend_name() != "sqlite":
+        return None
+    database = url.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database).resolve()
+
+
+def _use_database(settings: Settings, *, create: bool, offer_create: bool = True) -> None:
+    """Say on stderr which database the command works on (its password hidden), and exit 2
+    rather than make a new, empty SQLite file unless ``create``: a command run from another
+    directory would otherwise write a key, or a migration, into a database nobody serves."""
+    try:
+        url = make_url(settings.database_url)
+    except ArgumentError as error:
+        # The error quotes the URL, password and all: it is not shown.
+        _say(
+            "contextd: CONTEXTD_DATABASE_URL is not a database URL (e.g. "
+            "sqlite+aiosqlite:///./contextd.db or postgresql+asyncpg://user:pass@host/db)",
+            stream=sys.stderr,
+        )
+        raise SystemExit(2) from error
+    path = _sqlite_file(url)
+    shown = url.render_as_string(hide_password=True)
+    _say(f"contextd: database {shown}" + (f" ({path})" if path else ""), stream=sys.stderr)
+    if path is None or path.exists() or create:
+        return
+    _say(
+        f"contextd: there is no database at {path}, and this command would create a new, "
+        "empty one there. Point at yours with CONTEXTD_DATABASE_URL (e.g. "
+        "CONTEXTD_DATABASE_URL=sqlite+aiosqlite:////path/to/contextd.db), or run from the "
+        "directory that holds it (and its .env)"
+        + ("; add --create to start a new database here." if offer_create else "."),
+        stream=sys.stderr,
+    )
+    raise SystemExit(2)
 
 
 def _migrate(settings: Settings) -> None:
@@ -62,18 +105,44 @@ def _with_database(settings: Settings, work: Callable[[AsyncSession], Awaitable[
         raise SystemExit(2) from error
 
 
-def _keys(settings: Settings, args: argparse.Namespace) -> None:
-    from app.auth.service import KeyService, Scope
-    from app.errors import ServiceError
+def _open_mode_sessions_note(tenant_id: str, open_sessions: int) -> str:
+    """What the first key means for the sessions made while the service ran open."""
+    from app.auth.service import DEFAULT_TENANT
 
+    closed = "contextd: this is the first active key: from now on every call needs a key."
+    if not open_sessions:
+        return f"{closed} No session was made while the service ran open."
+    made = (
+        f"The {open_sessions} session(s) made while it ran open belong to tenant {DEFAULT_TENANT!r}"
+    )
+    if tenant_id == DEFAULT_TENANT:
+        return f"{closed} {made}, this key's tenant: it reaches them."
+    return (
+        f"{closed} {made}: this key (tenant {tenant_id!r}) does not reach them (404), and no "
+        f"key will unless you hand them to a tenant:\n"
+        f"  contextd sessions assign-tenant --from {DEFAULT_TENANT} --to {tenant_id}"
+    )
+
+
+def _keys(settings: Settings, args: argparse.Namespace) -> None:
+    from app.auth.service import DEFAULT_TENANT, IssuedKey, KeyService, Scope
+    from app.errors import ServiceError
+    from app.sessions.service import count_sessions
+
+    async def create(db: AsyncSession) -> tuple[IssuedKey, bool, int]:
+        first = not await KeyService(db).any_active()
+        issued = await KeyService(db).create(
+            tenant_id=args.tenant, scopes=[Scope(s) for s in args.scope], name=args.name
+        )
+        open_sessions = await count_sessions(db, tenant_id=DEFAULT_TENANT) if first else 0
+        return issued, first, open_sessions
+
+    _use_database(
+        settings, create=getattr(args, "create", False), offer_create=args.keys_command == "create"
+    )
     try:
         if args.keys_command == "create":
-            issued = _with_database(
-                settings,
-                lambda db: KeyService(db).create(
-                    tenant_id=args.tenant, scopes=[Scope(s) for s in args.scope], name=args.name
-                ),
-            )
+            issued, first, open_sessions = _with_database(settings, create)
             record = issued.record
             _say(
                 f"contextd: API key {record.id} for tenant {record.tenant_id!r}, scopes "
@@ -81,6 +150,8 @@ def _keys(settings: Settings, args: argparse.Namespace) -> None:
                 "cannot be shown again.",
                 stream=sys.stderr,
             )
+            if first:
+                _say(_open_mode_sessions_note(record.tenant_id, open_sessions), stream=sys.stderr)
             _say(issued.key)
         elif args.keys_command == "list":
             records = _with_database(settings, lambda db: KeyService(db).list())
@@ -100,6 +171,26 @@ def _keys(settings: Settings, args: argparse.Namespace) -> None:
     except ServiceError as error:
         _say(f"contextd: {error.message}", stream=sys.stderr)
         raise SystemExit(1) from error
+
+
+def _assign_tenant(settings: Settings, *, from_tenant: str, to_tenant: str) -> int:
+    from app.errors import ServiceError
+    from app.sessions.service import hand_over_sessions
+
+    _use_database(settings, create=False, offer_create=False)
+    try:
+        moved = _with_database(
+            settings,
+            lambda db: hand_over_sessions(db, from_tenant=from_tenant, to_tenant=to_tenant),
+        )
+    except ServiceError as error:
+        _say(f"contextd: {error.message}", stream=sys.stderr)
+        return 1
+    _say(
+        f"contextd: {moved} session(s) of tenant {from_tenant!r}, with their audit rows, now "
+        f"belong to tenant {to_tenant!r}"
+    )
+    return 0
 
 
 def _tokenizers(settings: Settings) -> int:
@@ -159,6 +250,7 @@ def _serve(settings: Settings, workers: int) -> None:
     from app.tokens.models_file import check_tokenizer_files, model_registry
     from app.tokens.registry import TokenizerRegistry
 
+    _use_database(settings, create=True)  # a new user's first command makes the database
     # Checked here as well as at start-up so that an unmigrated database, a bad models file or
     # a public bind without keys is one clear line, not a server traceback per worker (and so
     # that workers never race to migrate).
@@ -198,6 +290,8 @@ def _inspect(settings: Settings, session_id: str, *, tenant_id: str, list_messag
     from app.db import create_engine
     from app.errors import NotFoundError
     from app.inspection import inspect_session
+
+    _use_database(settings, create=False, offer_create=False)
 
     async def run() -> str:
         engine = create_engine(settings.database_url)
@@ -257,6 +351,7 @@ def _purge_audit(settings: Settings, *, older_than_days: int | None, batch_size:
         )
         return 2
     cutoff = retention_cutoff(days)
+    _use_database(settings, create=False, offer_create=False)
 
     async def run() -> int:
         engine = create_engine(settings.database_url)
@@ -297,10 +392,20 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument(
         "--migrate", action="store_true", help="apply pending migrations before serving"
     )
-    commands.add_parser("migrate", help="bring the database schema up to date")
+    create_database = argparse.ArgumentParser(add_help=False)
+    create_database.add_argument(
+        "--create",
+        action="store_true",
+        help="make the SQLite database file if it does not exist (refused otherwise)",
+    )
+    commands.add_parser(
+        "migrate", parents=[create_database], help="bring the database schema up to date"
+    )
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
     key_commands = keys.add_subparsers(dest="keys_command", required=True)
-    create = key_commands.add_parser("create", help="a new key, printed once")
+    create = key_commands.add_parser(
+        "create", parents=[create_database], help="a new key, printed once"
+    )
     create.add_argument("--tenant", required=True, help="the tenant the key acts for")
     create.add_argument(
         "--scope",
@@ -313,6 +418,15 @@ def main(argv: list[str] | None = None) -> None:
     key_commands.add_parser("list", help="every key (never their secrets)")
     revoke = key_commands.add_parser("revoke", help="refuse a key from now on")
     revoke.add_argument("key_id", metavar="ID", help="the key id shown by create or list")
+    sessions = commands.add_parser("sessions", help="sessions across tenants")
+    session_commands = sessions.add_subparsers(dest="sessions_command", required=True)
+    assign = session_commands.add_parser(
+        "assign-tenant",
+        help="give every session of one tenant (e.g. default: those made while no key "
+        "existed) to another",
+    )
+    assign.add_argument("--from", dest="from_tenant", required=True, metavar="TENANT")
+    assign.add_argument("--to", dest="to_tenant", required=True, metavar="TENANT")
     inspect = commands.add_parser(
         "inspect", help="print a session's context: blocks, summary, messages by state"
     )
@@ -336,6 +450,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     settings = Settings()
+    export_tiktoken_cache_dir(settings)
     configure_logging(level=settings.log_level, log_format=settings.log_format)
     if args.command == "tokenizers":
         try:
@@ -344,10 +459,15 @@ def main(argv: list[str] | None = None) -> None:
             _say(f"contextd: {error}", stream=sys.stderr)
             raise SystemExit(2) from error
     if args.command == "migrate":
+        _use_database(settings, create=args.create)
         _migrate(settings)
-        _say(f"contextd: database at {settings.database_url} is up to date")
+        _say("contextd: the database is up to date")
     elif args.command == "keys":
         _keys(settings, args)
+    elif args.command == "sessions":
+        raise SystemExit(
+            _assign_tenant(settings, from_tenant=args.from_tenant, to_tenant=args.to_tenant)
+        )
     elif args.command == "inspect":
         raise SystemExit(
             _inspect(settings, args.session_id, tenant_id=args.tenant, list_messages=args.messages)

@@ -2,6 +2,8 @@
 
 ServiceError (code, status, message, details, headers)
 ├── InvalidRequestError        422 invalid_request
+│   ├── ToolCallIdReusedError  422 tool_call_id_reused
+│   └── (app.search.terms)     422 invalid_search_query
 ├── InvalidBudgetError         422 invalid_budget
 ├── UnauthenticatedError       401 unauthenticated
 ├── ForbiddenScopeError        403 forbidden_scope
@@ -11,20 +13,24 @@ ServiceError (code, status, message, details, headers)
 ├── BudgetExceededError        422 context_budget_exceeded (keeps its audit row)
 └── DatabaseUnavailableError   503 database_unavailable (with Retry-After)
 
-Malformed requests of every kind (JSON that does not parse, a body too deeply nested to
-parse, a wrong field) are 422 ``invalid_request``; a body over the size limit is 413
-``payload_too_large``.
+Malformed requests of every kind (bytes that are not UTF-8, JSON that does not parse, a body
+too deeply nested to parse, a wrong field) are 422 ``invalid_request`` with a message that
+says which; a body that is not sent as JSON is 415 ``unsupported_media_type``; a body over
+the size limit is 413 ``payload_too_large``. ``ERROR_CODES`` lists every code.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 logger = logging.getLogger(__name__)
@@ -107,8 +113,68 @@ class DatabaseUnavailableError(ServiceError):
     headers = {"Retry-After": str(retry_after_seconds)}  # noqa: RUF012
 
 
-class ErrorInfo(BaseModel):
+@dataclass(frozen=True)
+class ErrorCode:
+    """One ``code`` the API can answer with: its status and what it means."""
+
     code: str
+    status: int
+    meaning: str
+
+
+#: Every error ``code`` the API answers with, in one place: the OpenAPI document and the
+#: README list them from here, and a test fails when code answers with one not listed.
+ERROR_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode("unauthenticated", 401, "no API key, or an unknown or revoked one"),
+    ErrorCode("forbidden_scope", 403, "the key lacks the scope this endpoint needs"),
+    ErrorCode("not_found", 404, "no such path"),
+    ErrorCode("session_not_found", 404, "no such session for this tenant"),
+    ErrorCode("turn_not_found", 404, "no such turn in this session"),
+    ErrorCode("summary_not_found", 404, "the session's summary was erased meanwhile"),
+    ErrorCode(
+        "audit_not_found", 404, "no such audit row (or none for the session) for this tenant"
+    ),
+    ErrorCode("key_not_found", 404, "no such API key"),
+    ErrorCode("method_not_allowed", 405, "the path exists but not with this method"),
+    ErrorCode("turn_in_progress", 409, "the session has an open turn: complete it first"),
+    ErrorCode("turn_not_open", 409, "the turn is already completed or failed"),
+    ErrorCode("session_exists", 409, "a session with this id already exists"),
+    ErrorCode(
+        "idempotency_key_reused", 409, "the Idempotency-Key was used for a different request"
+    ),
+    ErrorCode("payload_too_large", 413, "the body is over the size limit"),
+    ErrorCode(
+        "unsupported_media_type", 415, "the body is not sent as Content-Type: application/json"
+    ),
+    ErrorCode(
+        "invalid_request",
+        422,
+        "the body or a parameter is malformed: details.errors says where and what",
+    ),
+    ErrorCode("invalid_budget", 422, "the limits leave no input budget"),
+    ErrorCode("invalid_search_query", 422, "a search query with no word to look for, or too long"),
+    ErrorCode(
+        "tool_call_id_reused",
+        422,
+        "a tool call reuses an id the session's active history already has",
+    ),
+    ErrorCode(
+        "context_budget_exceeded",
+        422,
+        "even after summarising and pruning the prompt does not fit (figures in details)",
+    ),
+    ErrorCode("internal_error", 500, "a bug: it has been logged"),
+    ErrorCode(
+        "database_unavailable", 503, "the database cannot be reached: retry after Retry-After"
+    ),
+)
+
+
+class ErrorInfo(BaseModel):
+    code: str = Field(
+        description="Stable, machine-readable: "
+        + ", ".join(f"`{error.code}` ({error.status})" for error in ERROR_CODES)
+    )
     message: str
     details: dict[str, Any] | None = None
 
@@ -120,16 +186,13 @@ class ErrorResponse(BaseModel):
 
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorResponse, "description": description}
-    for status, description in {
-        401: "unauthenticated: no API key, or an unknown or revoked one",
-        403: "forbidden_scope: the key lacks the scope this endpoint needs",
-        404: "the session, turn or audit row does not exist for this tenant",
-        409: "conflict: turn_in_progress, turn_not_open, session_exists, idempotency_key_reused",
-        413: "payload_too_large",
-        422: "invalid_request, invalid_budget or context_budget_exceeded",
-        503: "database_unavailable: retry after the Retry-After seconds",
-    }.items()
+    status: {
+        "model": ErrorResponse,
+        "description": "; ".join(
+            f"`{error.code}`: {error.meaning}" for error in ERROR_CODES if error.status == status
+        ),
+    }
+    for status in sorted({error.status for error in ERROR_CODES} - {500})
 }
 """The error answers of the API, as OpenAPI documents them."""
 
@@ -147,26 +210,34 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(error.body(), status_code=error.status_code, headers=error.headers)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(_: Request, error: RequestValidationError) -> JSONResponse:
-        problems = [
-            {
-                "location": ".".join(str(part) for part in problem.get("loc", ())),
-                "problem": problem.get("msg", ""),
-            }
-            for problem in error.errors()
-        ]
+    async def _validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = error.errors()
+        if not _sent_as_json(request) and any(_body_not_an_object(p) for p in problems):
+            content_type = request.headers.get("content-type") or "none"
+            return JSONResponse(
+                error_body(
+                    "unsupported_media_type",
+                    "the body must be JSON sent with Content-Type: application/json; "
+                    f"this request's Content-Type is {content_type!r}",
+                ),
+                status_code=415,
+            )
         return JSONResponse(
-            error_body("invalid_request", "the request is malformed", {"errors": problems}),
+            error_body(
+                "invalid_request",
+                _validation_summary(problems),
+                {"errors": [_problem(p) for p in problems]},
+            ),
             status_code=422,
         )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
         if error.status_code == 400:
-            # The framework's answer to a body it could not parse (JSON nested past the
-            # parser's depth): malformed like any other, so the same status and code.
+            # The framework's answer to a body it could not parse: malformed like any other,
+            # so the same status and code, with the reason it could not be read.
             return JSONResponse(
-                error_body("invalid_request", f"the request body cannot be read: {error.detail}"),
+                error_body("invalid_request", _unreadable_body(error.__cause__)),
                 status_code=422,
             )
         code = {
@@ -187,3 +258,55 @@ def install_error_handlers(app: FastAPI) -> None:
             error_body("internal_error", "an unexpected error occurred; it has been logged"),
             status_code=500,
         )
+
+
+def _sent_as_json(request: Request) -> bool:
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    return media_type == "application/json" or media_type.endswith("+json")
+
+
+def _body_not_an_object(problem: Mapping[str, Any]) -> bool:
+    """The whole body failed as an object: what a body the framework did not parse as JSON
+    (another Content-Type) looks like to validation."""
+    return tuple(problem.get("loc", ())) == ("body",) and problem.get("type") in {
+        "model_attributes_type",
+        "dict_type",
+    }
+
+
+def _location(problem: Mapping[str, Any]) -> str:
+    return ".".join(str(part) for part in problem.get("loc", ()))
+
+
+def _problem(problem: Mapping[str, Any]) -> dict[str, str]:
+    # A validator's own words, without pydantic's label for them.
+    message = str(problem.get("msg", "")).removeprefix("Value error, ")
+    if problem.get("type") == "json_invalid":
+        # pydantic says only "JSON decode error"; the decoder's own reason says what and where.
+        reason = (problem.get("ctx") or {}).get("error")
+        position = problem.get("loc", ("body", "?"))[-1]
+        message = f"the body is not valid JSON: {reason or message} (at character {position})"
+        return {"location": "body", "problem": message}
+    return {"location": _location(problem), "problem": message}
+
+
+def _validation_summary(problems: Sequence[Mapping[str, Any]]) -> str:
+    """The message: what is wrong and where, for the first problem (details list them all)."""
+    if not problems:
+        return "the request is malformed"
+    first = _problem(problems[0])
+    more = f" (and {len(problems) - 1} more in details.errors)" if len(problems) > 1 else ""
+    return f"the request is malformed: {first['location']}: {first['problem']}{more}"
+
+
+def _unreadable_body(cause: BaseException | None) -> str:
+    if isinstance(cause, UnicodeDecodeError):
+        return (
+            "the request body is not valid UTF-8: byte "
+            f"0x{cause.object[cause.start]:02x} at offset {cause.start} cannot be decoded"
+        )
+    if isinstance(cause, RecursionError):
+        return "the request body is nested too deeply to parse"
+    if isinstance(cause, json.JSONDecodeError):
+        return f"the request body is not valid JSON: {cause.msg} at character {cause.pos}"
+    return "the request body cannot be read as JSON"

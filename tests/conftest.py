@@ -39,6 +39,9 @@ def _require_tiktoken_files() -> None:
     nothing can run, so say what to do once instead of failing every module's import."""
     import tiktoken
 
+    from app.settings import Settings, export_tiktoken_cache_dir
+
+    export_tiktoken_cache_dir(Settings())  # a folder written in .env counts, as for the service
     try:
         for name in ("cl100k_base", "o200k_base"):
             tiktoken.get_encoding(name)
@@ -47,7 +50,7 @@ def _require_tiktoken_files() -> None:
             f"tiktoken cannot load its BPE files ({type(error).__name__}). With internet it "
             "downloads them once; offline, put cl100k_base and o200k_base in the folder "
             f"TIKTOKEN_CACHE_DIR names (now {os.environ.get('TIKTOKEN_CACHE_DIR', 'unset')}; "
-            "README: Air-gapped installs) and run again.",
+            "set it in the environment or in .env; README: Air-gapped installs) and run again.",
             returncode=4,
         )
 

@@ -106,14 +106,19 @@ class TokenizerRegistry:
                 return self._loaded.encodings[encoding_name]
             try:
                 encoding: Encoding | None = self._load_encoding(encoding_name)
-            except Exception:
+            except Exception as error:
+                # One line: offline, this is the expected outcome, not a crash to debug (the
+                # traceback is there at debug level).
                 logger.warning(
-                    "token encoding %s could not be loaded; counting with %s instead "
-                    "(set TIKTOKEN_CACHE_DIR for offline installs)",
+                    "token encoding %s could not be loaded (%s: %s); counting with %s instead "
+                    "(offline: set TIKTOKEN_CACHE_DIR, or write it in .env; `contextd "
+                    "tokenizers` checks)",
                     encoding_name,
+                    type(error).__name__,
+                    str(error)[:200],
                     FALLBACK_ESTIMATOR,
-                    exc_info=True,
                 )
+                logger.debug("loading %s failed", encoding_name, exc_info=True)
                 encoding = None
             self._loaded.encodings[encoding_name] = encoding
             return encoding

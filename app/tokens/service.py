@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.budget.tokens import ModelSpec, count_request, counting_method
 from app.models import CalibrationRecord
+from app.offload import off_the_loop
 from app.tokens.calibration import Calibration
 
 if TYPE_CHECKING:
@@ -39,10 +40,14 @@ class TokenService:
             request.model, default_context_limit=self.settings.default_context_limit
         )
         counter, fell_back = self.tokenizers.counter_for(spec)
-        counted = count_request(
-            counter,
-            [m.model_dump(mode="json", exclude_none=True) for m in request.messages],
-            [t.model_dump(mode="json", exclude_none=True) for t in request.tools],
+        # A request may carry tens of thousands of messages: counting it holds a core for
+        # seconds, so it runs in a worker thread while the loop serves other requests.
+        counted = await off_the_loop(
+            lambda: count_request(
+                counter,
+                [m.model_dump(mode="json", exclude_none=True) for m in request.messages],
+                [t.model_dump(mode="json", exclude_none=True) for t in request.tools],
+            )
         )
         calibration = await self.calibration.calibration(self.tenant_id, spec, counter)
         notes = []

@@ -131,10 +131,12 @@ async def test_a_step_with_too_many_tool_calls_is_refused(client: httpx.AsyncCli
     assert response.json()["error"]["code"] == "invalid_request"
 
 
-async def test_a_body_that_is_not_json_is_invalid_request(client: httpx.AsyncClient) -> None:
+async def test_a_body_that_is_not_json_is_refused_with_its_media_type(
+    client: httpx.AsyncClient,
+) -> None:
     response = await client.post(
         "/v1/sessions", content=b"model=gpt-4o", headers={"content-type": "text/plain"}
     )
 
-    assert response.status_code == 422
-    assert response.json()["error"]["code"] == "invalid_request"
+    assert response.status_code == 415
+    assert response.json()["error"]["code"] == "unsupported_media_type"

@@ -157,13 +157,17 @@ async def test_step_that_cannot_fit_is_rejected_and_the_turn_stays_usable(
     sid = session["id"]
     turn = await start_turn(client, sid, "Fetch the logs.")
 
+    # Six results, each within its cap (a quarter of the budget), together over the budget.
+    calls = [f"part{i}" for i in range(6)]
     response = await client.post(
         f"/v1/sessions/{sid}/turns/{turn['turn_id']}/steps",
         json={
             "assistant": {
-                "tool_calls": [{"id": "big", "function": {"name": "logs", "arguments": "{}"}}]
+                "tool_calls": [
+                    {"id": call, "function": {"name": "logs", "arguments": "{}"}} for call in calls
+                ]
             },
-            "tool_results": [{"tool_call_id": "big", "content": words(7000)}],
+            "tool_results": [{"tool_call_id": call, "content": words(1200)} for call in calls],
         },
     )
 

@@ -48,7 +48,7 @@ def test_migrate_command_brings_an_empty_database_to_head(empty_database_url: st
     environment = {**os.environ, "CONTEXTD_DATABASE_URL": empty_database_url}
 
     migrated = subprocess.run(
-        [sys.executable, "-m", "app", "migrate"],
+        [sys.executable, "-m", "app", "migrate", "--create"],  # no file yet on SQLite
         env=environment,
         cwd=REPO,
         capture_output=True,

@@ -7,7 +7,12 @@ import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.budget.tokens import LINE_ADDITIVE_ENCODINGS, MEMO_MAX_CHARS, TiktokenCounter
+from app.budget.tokens import (
+    LINE_ADDITIVE_ENCODINGS,
+    MEMO_MAX_CHARS,
+    TiktokenCounter,
+    word_chunks,
+)
 from app.caches import LRU
 
 #: Pieces that sit at the edges of the encodings' split patterns: line breaks before white
@@ -57,3 +62,21 @@ def test_a_summary_refolded_is_counted_from_its_remembered_lines() -> None:
     assert again.count_text(refolded) == len(encoding.encode(refolded, disallowed_special=()))
     # Only the lines the memo had not seen were encoded.
     assert calls == [lines[-1] + "\n", "- A new fact."]
+
+
+@settings(max_examples=1500, deadline=None, database=None)
+@given(st.lists(PIECES, max_size=80).map("".join), st.integers(min_value=1, max_value=12))
+def test_a_text_costs_the_same_counted_in_word_chunks_as_whole(text: str, size: int) -> None:
+    chunks = list(word_chunks(text, size))
+
+    assert "".join(chunks) == text
+    for _, encoding in COUNTERS.values():
+        whole = len(encoding.encode(text, disallowed_special=()))
+        assert sum(len(encoding.encode(c, disallowed_special=())) for c in chunks) == whole
+
+
+def test_a_long_line_is_counted_in_chunks_exactly() -> None:
+    line = " ".join(f"w{n % 9973} Lisbon's 12.5% naïve" for n in range(20_000))
+    for counter, encoding in COUNTERS.values():
+        assert len(list(word_chunks(line))) > 10
+        assert counter.count_text(line) == len(encoding.encode(line, disallowed_special=()))
