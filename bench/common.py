@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import httpx
@@ -120,13 +121,19 @@ async def fresh_database(server_url: str, prefix: str = "contextd_bench") -> Asy
 
 @asynccontextmanager
 async def running_app(
-    database_url: str | None = None, *, tokenizers: TokenizerRegistry | None = None
+    database_url: str | None = None,
+    *,
+    tokenizers: TokenizerRegistry | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
-    """The real app (lifespan, migrations) on ``database_url`` or a throwaway SQLite file."""
+    """The real app (lifespan, migrations) on ``database_url`` or a throwaway SQLite file,
+    with ``settings`` over the defaults."""
     with tempfile.TemporaryDirectory() as folder:
         url = database_url or f"sqlite+aiosqlite:///{folder}/bench.db"
-        settings = Settings(_env_file=None, database_url=url, auto_migrate=True)
-        app = create_app(settings, tokenizers=tokenizers)
+        configured = Settings(
+            _env_file=None, database_url=url, auto_migrate=True, **(settings or {})
+        )
+        app = create_app(configured, tokenizers=tokenizers)
         async with (
             app.router.lifespan_context(app),
             httpx.AsyncClient(

@@ -133,6 +133,8 @@ async def contextd_assemblies(
         "audit_prefix_kept_share": sum(r["prefix_kept"] is True for r in rows)
         / max(1, len(rows) - 1),
         "summaries": len(summaries["summaries"]),
+        "summary_tokens_max": max((s["token_count"] for s in summaries["summaries"]), default=0),
+        "summarizers": sorted({s["summarizer"] for s in summaries["summaries"]}),
         "prunes": sum(bool(r["pruned_message_ids"]) for r in rows),
     }
     return assemblies, history, report

@@ -108,10 +108,8 @@ class FakeChat:
 
 
 @contextmanager
-def serve_fake_chat() -> Iterator[FakeChat]:
-    """A FakeChat served by uvicorn in a thread on a free port; ``url`` is its base URL."""
-    fake = FakeChat()
-    app = Starlette(routes=[Route("/v1/chat/completions", fake._answer, methods=["POST"])])
+def served_in_thread(app: Starlette) -> Iterator[str]:
+    """``app`` served by uvicorn in a thread on a free port; yields its ``/v1`` base URL."""
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
@@ -128,11 +126,22 @@ def serve_fake_chat() -> Iterator[FakeChat]:
     while not server.started:
         time.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
-    fake.url = f"http://127.0.0.1:{port}/v1"
     try:
-        yield fake
+        yield f"http://127.0.0.1:{port}/v1"
     finally:
-        fake.gate.set()
-        fake.closing = True
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@contextmanager
+def serve_fake_chat() -> Iterator[FakeChat]:
+    """A FakeChat served by uvicorn in a thread on a free port; ``url`` is its base URL."""
+    fake = FakeChat()
+    app = Starlette(routes=[Route("/v1/chat/completions", fake._answer, methods=["POST"])])
+    with served_in_thread(app) as url:
+        fake.url = url
+        try:
+            yield fake
+        finally:
+            fake.gate.set()
+            fake.closing = True

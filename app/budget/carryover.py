@@ -1,10 +1,12 @@
 """Fact carry-over: a new summary keeps what the previous one established.
 
 An abstractive summariser may drop a fact, a decision or an open question of the previous
-summary while folding new messages in. :func:`carry_over` merges every such item back, with
-its source message ids, so that facts and their anchors survive summary after summary. When
-the merged summary is over its target, the narrative gives way first, then the new summary's
-own items (action items first, newest first); carried items go last of all.
+summary while folding new messages in, or a statement of the user's in any section.
+:func:`carry_over` merges every such item back, with its source message ids and its
+``from_user`` mark, so that facts, their anchors and what the user said survive summary after
+summary. When the merged summary is over its target, the narrative gives way first, then the
+new summary's own items (action items first, newest first, the user's statements last);
+carried items go last of all.
 """
 
 from __future__ import annotations
@@ -42,26 +44,38 @@ def _key(text: str) -> str:
 
 
 def dropped_items(previous: SummaryContent, new: SummaryContent) -> dict[str, list[SummaryItem]]:
-    """Items of the previous summary's carried sections that the new one no longer states
-    (compared by normalised text, in any section)."""
+    """Items of the previous summary's carried sections, and the user's statements in any
+    section, that the new one no longer states (compared by normalised text, in any
+    section)."""
     present = {_key(item.text) for name in _SECTIONS for item in getattr(new, name)}
-    return {
+    dropped = {
         name: [item for item in getattr(previous, name) if _key(item.text) not in present]
         for name in CARRIED_SECTIONS
     }
+    users = [i for i in previous.action_items if i.from_user and _key(i.text) not in present]
+    if users:
+        dropped["action_items"] = users
+    return dropped
 
 
 def _with_provenance(previous: SummaryContent, new: SummaryContent) -> SummaryContent:
     """The new summary's restated items keep the source ids the previous ones had."""
     sources: dict[str, tuple[int, ...]] = {}
-    for name in CARRIED_SECTIONS:
+    said: set[str] = set()
+    for name in _SECTIONS:
         for item in getattr(previous, name):
-            sources.setdefault(_key(item.text), item.source_message_ids)
+            if name in CARRIED_SECTIONS:
+                sources.setdefault(_key(item.text), item.source_message_ids)
+            if item.from_user:
+                said.add(_key(item.text))
 
     def merged(item: SummaryItem) -> SummaryItem:
         earlier = sources.get(_key(item.text), ())
         ids = tuple(dict.fromkeys((*earlier, *item.source_message_ids)))
-        return item if ids == item.source_message_ids else replace(item, source_message_ids=ids)
+        from_user = item.from_user or _key(item.text) in said
+        if ids == item.source_message_ids and from_user == item.from_user:
+            return item
+        return replace(item, source_message_ids=ids, from_user=from_user)
 
     return _sections(
         new, **{name: tuple(merged(i) for i in getattr(new, name)) for name in _SECTIONS}
@@ -84,7 +98,7 @@ def carry_over(
     missing = dropped_items(previous, new)
     carried = {id(item) for items in missing.values() for item in items}
     content = _sections(
-        new, **{name: (*missing[name], *getattr(new, name)) for name in CARRIED_SECTIONS}
+        new, **{name: (*missing.get(name, ()), *getattr(new, name)) for name in _SECTIONS}
     )
 
     if target_tokens is None:
@@ -95,16 +109,18 @@ def carry_over(
         return counter.count_text(render_summary(candidate)) > limit
 
     # Over target: the narrative shrinks, then the new summary's own items go (action items
-    # first, newest first). Carried items are what this function exists to keep.
+    # first, newest first), the user's statements after everything else. Carried items are
+    # what this function exists to keep.
     while over(content) and content.summary_text:
         words = content.summary_text.split()
         content = replace(content, summary_text=" ".join(words[: len(words) // 2]))
-    for name in ("action_items", "open_questions", "decisions", "key_facts"):
-        items = list(getattr(content, name))
-        index = len(items) - 1
-        while over(content) and index >= 0:
-            if id(items[index]) not in carried:
-                del items[index]
-                content = _sections(content, **{name: tuple(items)})
-            index -= 1
+    for users in (False, True):
+        for name in ("action_items", "open_questions", "decisions", "key_facts"):
+            items = list(getattr(content, name))
+            index = len(items) - 1
+            while over(content) and index >= 0:
+                if id(items[index]) not in carried and items[index].from_user == users:
+                    del items[index]
+                    content = _sections(content, **{name: tuple(items)})
+                index -= 1
     return content

@@ -8,10 +8,16 @@ from functools import cached_property
 
 @dataclass(frozen=True)
 class SummaryItem:
-    """One fact, decision, open question or action item, with the messages it came from."""
+    """One fact, decision, open question or action item, with the messages it came from.
+
+    ``from_user``: the user's own words about themselves or their work (a name, a place, a
+    preference, a constraint, a decision, a question). Summaries keep these ahead of what was
+    read off tool output or narrated, summary after summary.
+    """
 
     text: str
     source_message_ids: tuple[int, ...] = ()
+    from_user: bool = False
 
 
 @dataclass(frozen=True)

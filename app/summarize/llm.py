@@ -32,12 +32,21 @@ SYSTEM_PROMPT = """\
 You summarise the earlier part of a conversation between a user and an AI agent, so that the \
 agent can continue without the raw messages. Answer with ONE JSON object and nothing else:
 {"summary_text": "<a short narrative>",
- "key_facts": [{"text": "...", "source_message_ids": [<ids>]}],
+ "key_facts": [{"text": "...", "source_message_ids": [<ids>], "from_user": true|false}],
  "decisions": [...], "open_questions": [...], "action_items": [...]}
-Rules:
-- Fold the new messages into the previous summary (if any). Keep EVERY key fact, decision and \
-open question of the previous summary, with its source_message_ids, unless a newer message \
-contradicts it.
+Rules, most important first:
+- What the USER said about themselves and their work comes first: the name they go by, where \
+they live, their family and colleagues, preferences, constraints (allergies, budgets, things \
+never to do), decisions, commitments, and their questions still open. Keep each in the user's \
+own words (verbatim or lightly shortened), mark it "from_user": true, and keep it whether or \
+not it contains a number. Nothing read from tool output is "from_user".
+- Fold the new messages into the previous summary (if any). Keep EVERY item of the previous \
+summary marked "from_user", and every key fact, decision and open question, with its \
+source_message_ids and its "from_user" mark, unless a newer message contradicts it.
+- A question that a later message answers is no longer open: if the user asked it, keep it \
+as a key fact with "from_user": true.
+- When space is short, give up facts read from tool output and narrative first, then shorten \
+the oldest user statements; never drop a user statement.
 - Keep specifics verbatim: numbers, dates, names, identifiers, file paths, URLs.
 - source_message_ids cite only ids shown to you (a message's "id", or the ids an item of the \
 previous summary already cites).
@@ -62,6 +71,7 @@ class _Item(BaseModel):
 
     text: str = Field(min_length=1, max_length=2000)
     source_message_ids: list[int] = Field(default_factory=list)
+    from_user: bool = False
 
 
 class _Contract(BaseModel):
@@ -113,6 +123,7 @@ def _content(contract: _Contract, known_ids: frozenset[int]) -> SummaryContent:
             SummaryItem(
                 " ".join(item.text.split()),
                 tuple(dict.fromkeys(i for i in item.source_message_ids if i in known_ids)),
+                from_user=item.from_user,
             )
             for item in raw
             if item.text.strip()
@@ -129,7 +140,11 @@ def _content(contract: _Contract, known_ids: frozenset[int]) -> SummaryContent:
 
 def _summary_json(content: SummaryContent) -> dict[str, Any]:
     def items(raw: tuple[SummaryItem, ...]) -> list[dict[str, Any]]:
-        return [{"text": i.text, "source_message_ids": list(i.source_message_ids)} for i in raw]
+        return [
+            {"text": i.text, "source_message_ids": list(i.source_message_ids)}
+            | ({"from_user": True} if i.from_user else {})
+            for i in raw
+        ]
 
     return {
         "summary_text": content.summary_text,
@@ -257,8 +272,9 @@ class LLMSummarizer:
                     {
                         "role": "user",
                         "content": f"That summary is {tokens} tokens, over the limit of "
-                        f"{request.target_tokens}. Answer again, shorter, keeping every fact, "
-                        "decision and open question.",
+                        f"{request.target_tokens}. Answer again, shorter, keeping every "
+                        "statement of the user's, fact, decision and open question (shorten "
+                        "tool-derived facts and the narrative first).",
                     },
                 ]
         raise SummarizerError(

@@ -87,3 +87,46 @@ def test_the_generator_needs_none_of_the_bench_extra() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_user_facts_are_the_same_for_a_seed_and_cover_every_kind() -> None:
+    one = synth.generate(40, seed=1, user_facts_per_kind=2)
+    assert one == synth.generate(40, seed=1, user_facts_per_kind=2)
+    assert one.user_facts != synth.generate(40, seed=2, user_facts_per_kind=2).user_facts
+    kinds = [fact.kind for fact in one.user_facts]
+    assert sorted(kinds) == sorted(synth.USER_FACT_KINDS * 2)
+    probes = [fact.probe for fact in one.user_facts]
+    assert len(set(probes)) == len(probes)
+    for fact in one.user_facts:
+        assert fact.turn < 12
+        assert fact.probe in fact.text
+        assert fact.text in one.turns[fact.turn].user["content"]
+        assert not any(c.isdigit() for c in fact.text)
+    # Tool output mentions values of the same kinds, never a probe of what the user said.
+    tool_text = "\n".join(m["content"] for m in one.messages() if m["role"] == "tool")
+    assert "Review" in tool_text or "Tag:" in tool_text or "Guest on file" in tool_text
+    for message in one.messages():
+        if message["role"] != "user":
+            assert not any(fact.probe in (message["content"] or "") for fact in one.user_facts)
+
+
+def test_user_facts_use_several_phrasings_per_kind_across_seeds() -> None:
+    openings: dict[str, set[str]] = {kind: set() for kind in synth.USER_FACT_KINDS}
+    for seed in range(30):
+        for fact in synth.generate(12, seed=seed, user_facts_per_kind=2).user_facts:
+            openings[fact.kind].add(fact.text.replace(fact.probe, "…")[:12])
+    assert all(len(found) >= 3 for found in openings.values()), openings
+
+
+def test_without_user_facts_the_conversation_is_as_before() -> None:
+    plain = synth.generate(40, seed=3)
+    assert plain.user_facts == ()
+    assert plain == synth.generate(40, seed=3, user_facts_per_kind=0)
+    with_facts = synth.generate(40, seed=3, user_facts_per_kind=2)
+    assert with_facts.planted == plain.planted
+    # Only user messages gain sentences and tool results a line: the rest is unchanged.
+    for before, after in zip(plain.messages(), with_facts.messages(), strict=True):
+        if before["role"] == "assistant":
+            assert before == after
+        else:
+            assert after["content"].startswith(before["content"])

@@ -79,3 +79,40 @@ def test_without_a_previous_summary_the_new_one_is_unchanged() -> None:
     new = SummaryContent(summary_text="Fresh.", key_facts=(SummaryItem("A fact 42.", (1,)),))
 
     assert carry_over(None, new, target_tokens=5, counter=O200K) == new
+
+
+def test_the_users_statements_come_back_in_any_section_marked_as_theirs() -> None:
+    previous = SummaryContent(
+        summary_text="Trip.",
+        key_facts=(SummaryItem("I'm allergic to peanuts.", (2,), from_user=True),),
+        action_items=(SummaryItem("Remember to never book red-eye flights.", (4,), True),),
+    )
+    # A model that restates one without its mark and drops the other.
+    new = SummaryContent(
+        summary_text="Trip.", key_facts=(SummaryItem("I'm allergic to peanuts", ()),)
+    )
+
+    merged = carry_over(previous, new, target_tokens=1000, counter=O200K)
+
+    assert merged.key_facts == (SummaryItem("I'm allergic to peanuts", (2,), from_user=True),)
+    assert merged.action_items == previous.action_items
+
+
+def test_over_target_the_users_new_statements_outlast_other_new_items() -> None:
+    new = SummaryContent(
+        summary_text="",
+        key_facts=(
+            SummaryItem("Please call me Wren from now on.", (30,), from_user=True),
+            *(SummaryItem(f"Tool row {i}: H-{i} costs {i} EUR.", (40 + i,)) for i in range(20)),
+        ),
+    )
+    carried_only = carry_over(
+        PREVIOUS, SummaryContent(summary_text=""), target_tokens=1000, counter=O200K
+    )
+    target = O200K.count_text(render_summary(carried_only)) + 30
+
+    merged = carry_over(PREVIOUS, new, target_tokens=target, counter=O200K)
+
+    assert O200K.count_text(render_summary(merged)) <= target
+    assert "Please call me Wren from now on." in [i.text for i in merged.key_facts]
+    assert set(PREVIOUS.key_facts) <= set(merged.key_facts)

@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
 from app.budget.tokens import FallbackCounter, TiktokenCounter, TokenCounter
 from app.summarize import ExtractiveSummarizer, SourceMessage, SummaryRequest
-from app.summarize.extractive import TOOL_LABEL, split_sentences, summarize_extractive
+from app.summarize.extractive import (
+    CLIPPED_CHARS,
+    TOOL_LABEL,
+    split_sentences,
+    summarize_extractive,
+)
 
 O200K = TiktokenCounter("o200k_base", tiktoken.get_encoding("o200k_base"))
 FIELDS = ("key_facts", "decisions", "open_questions", "action_items")
@@ -68,7 +73,9 @@ def test_we_decided_sentences_become_decisions() -> None:
         SourceMessage(4, "assistant", "Okay. Let's go with weekly releases from now on."),
     )
     assert content.decisions == (
-        SummaryItem("After the review we decided to keep Postgres as the store.", (3,)),
+        SummaryItem(
+            "After the review we decided to keep Postgres as the store.", (3,), from_user=True
+        ),
         SummaryItem("Let's go with weekly releases from now on.", (4,)),
     )
 
@@ -78,7 +85,7 @@ def test_questions_become_open_questions() -> None:
         SourceMessage(5, "user", "Here is the plan. What is the retry limit for the payments API?")
     )
     assert content.open_questions == (
-        SummaryItem("What is the retry limit for the payments API?", (5,)),
+        SummaryItem("What is the retry limit for the payments API?", (5,), from_user=True),
     )
 
 
@@ -440,6 +447,10 @@ def test_a_long_sentence_that_merely_mentions_a_number_is_not_a_fact() -> None:
             ],
         ),
         ("First line\nsecond line. Third.", ["First line", "second line.", "Third."]),
+        (
+            "We looked at plan b and plan a. Still open: which one? Ask J. Doe.",
+            ["We looked at plan b and plan a.", "Still open: which one?", "Ask J. Doe."],
+        ),
     ],
 )
 def test_sentences_split_at_real_ends_only(text: str, expected: list[str]) -> None:
@@ -451,3 +462,104 @@ def test_a_name_after_a_title_stays_in_one_item() -> None:
         SourceMessage(1, "user", "We decided Dr. Okafor will review the draft. Thanks.")
     )
     assert "We decided Dr. Okafor will review the draft." in all_texts(content)
+
+
+# --------------------------------------------------------------------------- the user's words
+
+USER_SAYS = (
+    "Please call me Wren from now on.",
+    "I live in Ljubljana.",
+    "My sister Ines will join us.",
+    "I'd much rather have aisle seats.",
+    "I'm allergic to peanuts.",
+    "Never book red-eye flights.",
+    "Keep this in mind: no overnight layovers.",
+    "We decided to take the ferry to the islands.",
+)
+
+
+def test_what_the_user_says_about_themselves_is_kept_verbatim_without_any_number() -> None:
+    content = summarise(
+        SourceMessage(1, "user", "Thanks for the help so far. " + " ".join(USER_SAYS)),
+        SourceMessage(2, "assistant", "Sounds good, that is noted."),
+        SourceMessage(3, "tool", "Review: I live in Tallinn and loved it. Guest on file: Odile."),
+    )
+    mine = [item for item in all_items(content) if item.from_user]
+    assert [item.text for item in mine] == list(USER_SAYS)
+    assert all(item.source_message_ids == (1,) for item in mine)
+    assert "Thanks for the help so far." not in all_texts(content)
+    # Somebody in a tool's output speaking in the first person is not the user.
+    assert not any("Tallinn" in text or "Odile" in text for text in all_texts(content))
+
+
+def test_user_statements_take_the_room_of_tool_output_summary_after_summary() -> None:
+    """At the service's default target for an 8k model, folded forty times with tool
+    output and chatter, what the user said in the second summary is all still there."""
+    target = int(0.15 * 5530)
+    summary = summarise(*tool_rows(0, calls=30), chatter(0), target=target)
+    assert O200K.count_text(render_summary(summary)) > target * 0.8  # full of tool output
+    stated = SourceMessage(5, "user", " ".join(USER_SAYS))
+    summary = summarise(stated, *tool_rows(1), previous=summary, target=target)
+    for fold in range(2, 40):
+        summary = summarise(chatter(fold), *tool_rows(fold), previous=summary, target=target)
+        assert O200K.count_text(render_summary(summary)) <= target
+        kept = all_texts(summary)
+        assert all(text in kept for text in USER_SAYS), f"fold {fold} lost a user statement"
+    assert any(text.startswith(TOOL_LABEL) for text in all_texts(summary))  # room was left
+
+
+def test_short_of_room_the_oldest_user_statements_are_clipped_not_dropped() -> None:
+    long = [
+        SourceMessage(
+            k,
+            "user",
+            f"My colleague number {k} prefers the quiet rooms on the garden side of the old "
+            "building, well away from the lifts, the bar and the busy street at the front.",
+        )
+        for k in range(1, 13)
+    ]
+    full = summarise(*long, *tool_rows(0, calls=4), target=400)
+    assert not any(text.startswith(TOOL_LABEL) for text in all_texts(full))  # tools gave way
+    mine = [item for item in all_items(full) if item.from_user]
+    assert {item.source_message_ids[0] for item in mine} == set(range(1, 13))
+    clipped = [item for item in mine if item.text.endswith("…")]
+    assert clipped, "nothing was clipped"
+    # The oldest give way first: every clipped statement is older than every whole one.
+    whole = [item for item in mine if not item.text.endswith("…")]
+    assert max(i.source_message_ids[0] for i in clipped) < min(
+        i.source_message_ids[0] for i in whole
+    )
+    assert all(len(item.text) <= CLIPPED_CHARS for item in clipped)
+    assert O200K.count_text(render_summary(full)) <= 400
+
+
+def test_a_user_statement_that_cannot_fit_is_counted_in_the_summary_text() -> None:
+    many = [
+        SourceMessage(k, "user", f"I prefer the seat number {k} in the quiet coach, always.")
+        for k in range(1, 40)
+    ]
+    content = summarise(*many, target=160)
+    kept = [item for item in all_items(content) if item.from_user]
+    assert 0 < len(kept) < 39
+    assert f"{39 - len(kept)} user statement(s) left out for room" in content.summary_text
+    assert O200K.count_text(render_summary(content)) <= 160
+
+
+def test_a_question_the_assistant_answered_is_no_longer_open() -> None:
+    asked = "Which hotel near the station has a pool?"
+    open_one = "Should the transfer on day three leave early or later?"
+    content = summarise(
+        SourceMessage(1, "user", f"{asked} {open_one}"),
+        SourceMessage(2, "assistant", "The Riverside hotel near the station has a pool."),
+    )
+    assert texts(content.open_questions) == [open_one]
+    # What the user asked is still what they said.
+    assert asked in texts(content.key_facts)
+    # An open question answered in a later fold moves out of the open questions too.
+    folded = summarise(
+        SourceMessage(3, "assistant", "The transfer on day three should leave early."),
+        previous=content,
+    )
+    assert open_one not in texts(folded.open_questions)
+    assert open_one in texts(folded.key_facts)
+    assert asked in texts(folded.key_facts)

@@ -7,7 +7,10 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from app.summarize.llm import parse_answer
+from app.budget.summary import SummaryContent, SummaryItem
+from app.budget.tokens import FallbackCounter
+from app.summarize.base import SourceMessage, SummaryRequest
+from app.summarize.llm import SYSTEM_PROMPT, parse_answer, request_prompt
 
 GOOD = {
     "summary_text": "120 messages about the Lisbon trip folded in.",
@@ -37,3 +40,28 @@ def test_a_contract_answer_is_accepted_even_inside_a_json_fence() -> None:
 def test_error_text_refusals_and_broken_json_are_not_summaries(answer: str) -> None:
     with pytest.raises((ValueError, ValidationError)):
         parse_answer(answer)
+
+
+def test_the_prompt_puts_the_users_statements_first_and_shows_their_mark() -> None:
+    rules = SYSTEM_PROMPT.split("Rules, most important first:")[1]
+    assert rules.strip().startswith("- What the USER said about themselves")
+    assert "never drop a user statement" in rules
+    previous = SummaryContent(
+        summary_text="Trip.",
+        key_facts=(SummaryItem("I live in Ljubljana.", (3,), from_user=True),),
+    )
+    request = SummaryRequest(
+        previous=previous,
+        messages=(SourceMessage(5, "user", "Hi"),),
+        target_tokens=100,
+        counter=FallbackCounter(),
+    )
+    shown = json.loads(request_prompt(request))
+    assert shown["previous_summary"]["key_facts"] == [
+        {"text": "I live in Ljubljana.", "source_message_ids": [3], "from_user": True}
+    ]
+    answer = parse_answer(
+        '{"summary_text": "Trip.", "key_facts": '
+        '[{"text": "I live in Ljubljana.", "source_message_ids": [3], "from_user": true}]}'
+    )
+    assert answer.key_facts[0].from_user is True
