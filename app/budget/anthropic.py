@@ -3,6 +3,11 @@
 Anthropic wants the system prompt apart, roles strictly alternating from a user message,
 tool calls as ``tool_use`` blocks in the assistant message and their results as
 ``tool_result`` blocks in the very next user message, and no empty text blocks.
+
+An assistant's ``thinking`` and ``redacted_thinking`` blocks go back exactly as the model
+produced them (their signatures are checked by the API) and first in their message, as the
+API requires. An OpenAI-shaped ``reasoning_content`` has no signature and no place in this
+format: it is left out here, and kept in the OpenAI rendering.
 """
 
 from __future__ import annotations
@@ -14,7 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.budget.tokens import REASONING_PART_TYPES
+
 Block = dict[str, Any]
+#: Blocks that must open their message: results answering the previous message's calls, and
+#: the thinking that led to an assistant's answer.
+_LEADING_BLOCKS = frozenset({"tool_result", *REASONING_PART_TYPES})
 OPENING_PLACEHOLDER = "(The conversation so far is summarised in the system prompt.)"
 
 #: The tool_use ids Anthropic accepts.
@@ -32,9 +42,15 @@ def anthropic_tool_id(tool_call_id: str) -> str:
     return f"{_INVALID_ID_CHARACTERS.sub('_', tool_call_id)}_{digest}"
 
 
+#: The API's limit on ``cache_control`` breakpoints in one request.
+MAX_CACHE_BREAKPOINTS = 4
+CACHE_CONTROL = {"type": "ephemeral"}
+
+
 @dataclass(frozen=True)
 class AnthropicPrompt:
-    system: str | None
+    #: Text, or (with cache breakpoints) text blocks.
+    system: str | list[Block] | None
     messages: list[dict[str, Any]]
 
 
@@ -45,7 +61,9 @@ def _text_blocks(content: Any) -> list[Block]:
     for part in content or ():
         if not isinstance(part, Mapping):
             continue
-        if part.get("type") == "text" and str(part.get("text", "")).strip():
+        if part.get("type") in REASONING_PART_TYPES:
+            blocks.append(dict(part))
+        elif part.get("type") == "text" and str(part.get("text", "")).strip():
             blocks.append({"type": "text", "text": part["text"]})
         elif part.get("type") == "image_url":
             url = str(part.get("image_url", {}).get("url", ""))
@@ -73,16 +91,19 @@ def _tool_input(arguments: Any) -> dict[str, Any]:
 def _blocks(message: Mapping[str, Any]) -> tuple[str, list[Block]]:
     role = message["role"]
     if role == "tool":
-        text = message.get("content")
-        if not isinstance(text, str):
-            text = "\n".join(b["text"] for b in _text_blocks(text) if b["type"] == "text")
-        return "user", [
-            {
-                "type": "tool_result",
-                "tool_use_id": anthropic_tool_id(message["tool_call_id"]),
-                "content": text,
-            }
-        ]
+        # A result's parts (text and images, a screenshot say) go as blocks of its own.
+        content = message.get("content")
+        result: str | list[Block] = content if isinstance(content, str) else ""
+        if not isinstance(content, str):
+            result = [b for b in _text_blocks(content) if b["type"] in {"text", "image"}]
+        block: Block = {
+            "type": "tool_result",
+            "tool_use_id": anthropic_tool_id(message["tool_call_id"]),
+            "content": result or "",
+        }
+        if message.get("is_error"):
+            block["is_error"] = True
+        return "user", [block]
     blocks = _text_blocks(message.get("content"))
     for call in message.get("tool_calls") or ():
         function = call.get("function", {})
@@ -97,11 +118,25 @@ def _blocks(message: Mapping[str, Any]) -> tuple[str, list[Block]]:
     return ("assistant" if role == "assistant" else "user"), blocks
 
 
-def to_anthropic(messages: Sequence[Mapping[str, Any]]) -> AnthropicPrompt:
-    """Convert an OpenAI chat prompt (as contextd assembles it) to Anthropic's shape."""
+def _leading_block_order(block: Block) -> bool:
+    return block["type"] not in _LEADING_BLOCKS
+
+
+def to_anthropic(
+    messages: Sequence[Mapping[str, Any]], *, stable_messages: int | None = None
+) -> AnthropicPrompt:
+    """Convert an OpenAI chat prompt (as contextd assembles it) to Anthropic's shape.
+
+    With ``stable_messages`` (how many leading messages the session's previous prompt also
+    had), the prompt carries cache breakpoints: on the system block; on the last block of the
+    stable prefix, where the previous prompt's cache entry ends (the read); and on the last
+    block of the prompt, so that the next prompt reads everything up to here (the write).
+    Thinking blocks cannot carry one: a message's last other block does."""
     system: str | None = None
     converted: list[dict[str, Any]] = []
-    for message in messages:
+    stable_end: Block | None = None
+    prompt_end: Block | None = None
+    for index, message in enumerate(messages):
         if message["role"] in {"system", "developer"}:
             text = "\n\n".join(b["text"] for b in _text_blocks(message.get("content")))
             system = f"{system}\n\n{text}" if system else text
@@ -109,6 +144,11 @@ def to_anthropic(messages: Sequence[Mapping[str, Any]]) -> AnthropicPrompt:
         role, blocks = _blocks(message)
         if not blocks:
             continue
+        markable = [b for b in blocks if b["type"] not in REASONING_PART_TYPES]
+        if markable:
+            prompt_end = markable[-1]
+            if stable_messages is not None and index < stable_messages:
+                stable_end = prompt_end
         if converted and converted[-1]["role"] == role:
             # Tool results join the user turn; a same-role run becomes one message.
             converted[-1]["content"].extend(blocks)
@@ -119,9 +159,17 @@ def to_anthropic(messages: Sequence[Mapping[str, Any]]) -> AnthropicPrompt:
             0, {"role": "user", "content": [{"type": "text", "text": OPENING_PLACEHOLDER}]}
         )
     for message in converted:
-        # tool_result blocks must open the user message that answers the calls.
-        message["content"].sort(key=lambda block: block["type"] != "tool_result")
-    return AnthropicPrompt(system or None, converted)
+        # tool_result blocks must open the user message that answers the calls, and thinking
+        # blocks the assistant message they belong to.
+        message["content"].sort(key=_leading_block_order)
+    if stable_messages is None:
+        return AnthropicPrompt(system or None, converted)
+    for block in {id(b): b for b in (stable_end, prompt_end) if b is not None}.values():
+        block["cache_control"] = dict(CACHE_CONTROL)
+    system_blocks: list[Block] | None = None
+    if system:
+        system_blocks = [{"type": "text", "text": system, "cache_control": dict(CACHE_CONTROL)}]
+    return AnthropicPrompt(system_blocks, converted)
 
 
 def anthropic_problems(prompt: AnthropicPrompt) -> list[str]:
@@ -156,6 +204,7 @@ def anthropic_problems(prompt: AnthropicPrompt) -> list[str]:
                 tool_id = block.get("tool_use_id")
             if tool_id is not None and not _VALID_TOOL_ID.match(str(tool_id)):
                 problems.append(f"[{index}] {block['type']} id {tool_id!r} is not [A-Za-z0-9_-]+")
+        problems.extend(_reasoning_problems(index, message))
         used_ids = [b["id"] for b in message["content"] if b["type"] == "tool_use"]
         if len(set(used_ids)) != len(used_ids):
             problems.append(f"[{index}] two tool_use blocks share an id")
@@ -163,4 +212,34 @@ def anthropic_problems(prompt: AnthropicPrompt) -> list[str]:
         problems.append(f"tool_use {sorted(pending)} unanswered at the end")
     if messages and messages[-1]["role"] != "user":
         problems.append("the prompt does not end on a user message")
+    system_blocks = prompt.system if isinstance(prompt.system, list) else []
+    marked = [
+        block
+        for block in (*system_blocks, *(b for m in messages for b in m["content"]))
+        if "cache_control" in block
+    ]
+    if len(marked) > MAX_CACHE_BREAKPOINTS:
+        problems.append(f"{len(marked)} cache breakpoints, over {MAX_CACHE_BREAKPOINTS}")
+    if any(block["type"] in REASONING_PART_TYPES for block in marked):
+        problems.append("a thinking block carries cache_control")
+    return problems
+
+
+def _reasoning_problems(index: int, message: Mapping[str, Any]) -> list[str]:
+    """Thinking blocks only in an assistant message, before its other blocks, each with
+    what the API checks (a signature, or the redacted data)."""
+    problems: list[str] = []
+    seen_other = False
+    for block in message["content"]:
+        kind = block["type"]
+        if kind not in REASONING_PART_TYPES:
+            seen_other = True
+            continue
+        if message["role"] != "assistant":
+            problems.append(f"[{index}] {kind} block in a {message['role']} message")
+        elif seen_other:
+            problems.append(f"[{index}] {kind} block after another block")
+        field = "signature" if kind == "thinking" else "data"
+        if not isinstance(block.get(field), str) or (kind != "thinking" and not block[field]):
+            problems.append(f"[{index}] {kind} block without its {field}")
     return problems

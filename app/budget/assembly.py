@@ -116,15 +116,24 @@ def chat_message(
     name: str | None = None,
     tool_calls: Sequence[Mapping[str, Any]] | None = None,
     tool_call_id: str | None = None,
+    reasoning_content: str | None = None,
+    is_error: bool = False,
 ) -> ChatMessage:
-    """A stored message as the chat-completions API wants it."""
+    """A stored message as the chat-completions API wants it (an assistant's reasoning as it
+    came: thinking parts in ``content``, OpenAI-shaped ``reasoning_content`` beside it). A
+    failed tool result carries ``is_error`` for the Anthropic rendering; the OpenAI rendering
+    leaves it out (:mod:`app.budget.tool_images`)."""
     message: ChatMessage = {"role": role, "content": content}
+    if reasoning_content is not None:
+        message["reasoning_content"] = reasoning_content
     if name:
         message["name"] = name
     if tool_calls:
         message["tool_calls"] = [dict(call) for call in tool_calls]
     if tool_call_id:
         message["tool_call_id"] = tool_call_id
+    if is_error:
+        message["is_error"] = True
     return message
 
 

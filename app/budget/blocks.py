@@ -31,6 +31,9 @@ class BlockCaps:
     total: int | None = None
     #: History messages (outside the current turn) that caps never remove.
     min_recent_messages: int = 2
+    #: One tool result's cap in the prompt, as a share of the input budget (None: the
+    #: service's setting).
+    tool_result_share: float | None = None
 
 
 def normalise_line(line: str) -> str:

@@ -47,6 +47,12 @@ class Budget:
     def valid(self) -> bool:
         return self.input_budget > 0
 
+    @property
+    def uncalibrated_input_budget(self) -> int:
+        """The input budget before a calibration ratio scaled it: what shares that must not
+        move with each usage report (a tool result's cap) are taken of."""
+        return self.model_context_limit - self.output_reserve - self.overhead_reserve
+
 
 def compute_budget(
     *, model_context_limit: int, max_output_tokens: int, settings: BudgetSettings

@@ -6,6 +6,10 @@ name's tokens for a named message, 3 to prime the reply. Beyond what the cookboo
 
 - a part-list content counts its text parts joined by newlines, and each image part by the
   model's published image rule (:mod:`app.budget.images`);
+- an assistant's reasoning counts as text: a ``thinking`` part its thinking and its signature,
+  a ``redacted_thinking`` part its data, and an OpenAI-shaped ``reasoning_content`` its text.
+  Signatures and redacted data are opaque to contextd; counting them with the tokenizer, as
+  if they were text, errs high (base64 splits into short tokens);
 - an assistant's ``tool_calls`` cost 8 tokens each plus the tokens of the call id, function
   name and JSON arguments, and a ``tool`` message's ``tool_call_id`` costs its tokens. OpenAI
   publishes no rule for these; this one is an upper bound of what the provider renders;
@@ -26,7 +30,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
@@ -34,6 +38,7 @@ from app.budget.images import DEFAULT_IMAGE_RULES, ImageRules, image_part_cost
 from app.budget.margins import ContentMargins
 from app.budget.templates import Rendered, TemplateName, render_message, render_tools
 from app.budget.templates import reply_priming as template_priming
+from app.budget.tool_images import split_tool_message
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
@@ -141,6 +146,26 @@ MEMO_MAX_CHARS = 2_000
 #: of its lines, and lines already counted (a summary's items, fold after fold) cost nothing.
 LINE_ADDITIVE_ENCODINGS = frozenset({"cl100k_base", "o200k_base"})
 _LINE_STARTS = re.compile(r"(?<=\n)(?=[^\s/])")
+#: The same encodings never let a token span a space between a letter or digit and a letter
+#: (" word" opens a piece of their split patterns; also checked in test_line_counts.py), so a
+#: long text can be encoded in chunks cut there. Encoding a whole 2 MB text builds a list of
+#: a million ints while holding the GIL, which stalls the event loop even from a worker
+#: thread; a chunk's list is a few thousand.
+CHUNK_CHARS = 16_384
+_WORD_GAPS = re.compile(r"(?<=[A-Za-z0-9]) (?=[A-Za-z])")
+
+
+def word_chunks(text: str, size: int = CHUNK_CHARS) -> Iterator[str]:
+    """``text`` in pieces of about ``size`` characters or more, each cut just before a space
+    between a word and the next (the rest in one piece where there is no such space)."""
+    start = 0
+    while len(text) - start > size:
+        gap = _WORD_GAPS.search(text, start + size)
+        if gap is None:
+            break
+        yield text[start : gap.start()]
+        start = gap.start()
+    yield text[start:]
 
 
 @dataclass(frozen=True)
@@ -183,6 +208,11 @@ class TiktokenCounter:
 
     def _encode_count(self, text: str) -> int:
         # Special-token text in user content is ordinary text to the provider.
+        if len(text) > CHUNK_CHARS and self.encoding_name in LINE_ADDITIVE_ENCODINGS:
+            return sum(
+                len(self.encoding.encode(chunk, disallowed_special=()))
+                for chunk in word_chunks(text)
+            )
         return len(self.encoding.encode(text, disallowed_special=()))
 
 
@@ -278,6 +308,33 @@ def content_text(content: Any) -> str:
     return "\n".join(parts)
 
 
+#: Content parts that carry a model's reasoning: kept byte-exact, never edited or summarised.
+REASONING_PART_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def is_reasoning_part(part: Any) -> bool:
+    return isinstance(part, Mapping) and part.get("type") in REASONING_PART_TYPES
+
+
+def reasoning_text(message: Mapping[str, Any]) -> str:
+    """What a message's reasoning costs, as text: thinking and signatures, redacted data,
+    ``reasoning_content``, each on a line of its own (empty when it has none)."""
+    pieces: list[str] = []
+    content = message.get("content")
+    if isinstance(content, list):
+        for part in content:
+            if not is_reasoning_part(part):
+                continue
+            if part["type"] == "thinking":
+                pieces.extend((str(part.get("thinking", "")), str(part.get("signature", ""))))
+            else:
+                pieces.append(str(part.get("data", "")))
+    reasoning = message.get("reasoning_content")
+    if isinstance(reasoning, str):
+        pieces.append(reasoning)
+    return "\n".join(piece for piece in pieces if piece)
+
+
 @dataclass(frozen=True)
 class MessageCount:
     tokens: int
@@ -286,7 +343,15 @@ class MessageCount:
 
 
 def measure_message(counter: TokenCounter, message: Mapping[str, Any]) -> MessageCount:
-    """Tokens one chat message adds to a prompt, overhead included, and what was estimated."""
+    """Tokens one chat message adds to a prompt, overhead included, and what was estimated.
+    A tool result with images counts as the two messages the OpenAI format makes of it."""
+    tool, carrier = split_tool_message(message)
+    if carrier is not None:
+        first, second = measure_message(counter, tool), measure_message(counter, carrier)
+        return MessageCount(
+            first.tokens + second.tokens,
+            first.images_of_unknown_size + second.images_of_unknown_size,
+        )
     rules = rules_of(counter)
     if rules.template:
         return _measure_templated(counter, rules, rules.template, message)
@@ -295,6 +360,9 @@ def measure_message(counter: TokenCounter, message: Mapping[str, Any]) -> Messag
     text = content_text(content)
     if text:
         tokens += counter.count_text(text)
+    reasoning = reasoning_text(message)
+    if reasoning:
+        tokens += counter.count_text(reasoning)
     unknown = 0
     if isinstance(content, list):
         for part in content:
@@ -327,6 +395,9 @@ def _measure_templated(
 ) -> MessageCount:
     content = message.get("content")
     tokens = _count_rendered(counter, render_message(template, message, content_text(content)))
+    reasoning = reasoning_text(message)
+    if reasoning:
+        tokens += counter.count_text(reasoning)
     unknown = 0
     if isinstance(content, list):
         for part in content:
@@ -366,6 +437,31 @@ def _schema_type(schema: Mapping[str, Any]) -> str:
     return str(kind)
 
 
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _readable_tool(tool: Any) -> bool:
+    """The documented shape of a tool definition, as far as counting reads it."""
+    if not isinstance(tool, Mapping):
+        return False
+    function = tool.get("function", tool)
+    if not isinstance(function, Mapping):
+        return False
+    parameters = function.get("parameters")
+    if parameters is None:
+        return True
+    if not isinstance(parameters, Mapping):
+        return False
+    properties = parameters.get("properties")
+    if properties is None:
+        return True
+    return isinstance(properties, Mapping) and all(
+        isinstance(schema, Mapping) and isinstance(schema.get("enum", []), list)
+        for schema in properties.values()
+    )
+
+
 # Property keys the cookbook rule prices; anything else is costed as JSON.
 _PRICED_PROPERTY_KEYS = frozenset({"type", "description", "enum"})
 
@@ -378,13 +474,23 @@ def count_tools(counter: TokenCounter, tools: Sequence[Mapping[str, Any]]) -> in
     if not tools:
         return 0
     chat = rules_of(counter)
+    # Sessions stored before tool definitions were checked at entry may hold shapes the
+    # rules below cannot read: those are priced as their JSON text, never refused here.
+    readable = [tool for tool in tools if _readable_tool(tool)]
+    odd = sum(
+        chat.tools.function_init + counter.count_text(_json_text(tool))
+        for tool in tools
+        if not _readable_tool(tool)
+    )
     if chat.template:
-        return chat.tools_prompt_tokens + _count_rendered(
-            counter, render_tools(chat.template, tools)
+        return (
+            chat.tools_prompt_tokens
+            + odd
+            + (_count_rendered(counter, render_tools(chat.template, readable)) if readable else 0)
         )
     rules = chat.tools
-    total = chat.tools_prompt_tokens
-    for tool in tools:
+    total = chat.tools_prompt_tokens + odd
+    for tool in readable:
         function = tool.get("function", tool)
         total += rules.function_init
         description = _without_final_period(str(function.get("description") or ""))

@@ -180,3 +180,90 @@ def test_the_check_names_an_invalid_or_repeated_id() -> None:
 
     assert any("'a:1' is not" in p for p in problems)
     assert any("share an id" in p for p in problems)
+
+
+THINKING = {"type": "thinking", "thinking": "Check the weather.", "signature": "c2ln/+=="}
+REDACTED = {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"}
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def test_thinking_blocks_go_first_in_their_message_and_unchanged() -> None:
+    prompt = to_anthropic(
+        [
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Checking."}, THINKING, REDACTED],
+                "tool_calls": [call("a")],
+            },
+            {"role": "tool", "tool_call_id": "a", "content": "21C"},
+        ]
+    )
+
+    blocks = prompt.messages[1]["content"]
+    assert blocks[:2] == [THINKING, REDACTED]
+    assert [b["type"] for b in blocks[2:]] == ["text", "tool_use"]
+    assert anthropic_problems(prompt) == []
+
+
+def test_reasoning_content_has_no_place_in_the_anthropic_prompt() -> None:
+    prompt = to_anthropic(
+        [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": "Sunny.", "reasoning_content": "Easy."},
+            {"role": "user", "content": "Thanks."},
+        ]
+    )
+
+    assert prompt.messages[1]["content"] == [{"type": "text", "text": "Sunny."}]
+
+
+def test_misplaced_or_unsigned_thinking_blocks_are_problems() -> None:
+    unsigned = {"type": "thinking", "thinking": "hmm"}
+    prompt = AnthropicPrompt(
+        None,
+        [
+            {"role": "user", "content": [THINKING]},
+            {"role": "assistant", "content": [{"type": "text", "text": "Hi."}, REDACTED]},
+            {"role": "user", "content": [{"type": "text", "text": "Hello."}]},
+            {"role": "assistant", "content": [unsigned, {"type": "text", "text": "Yes."}]},
+            {"role": "user", "content": [{"type": "text", "text": "Bye."}]},
+        ],
+    )
+
+    assert anthropic_problems(prompt) == [
+        "[0] thinking block in a user message",
+        "[1] redacted_thinking block after another block",
+        "[3] thinking block without its signature",
+    ]
+
+
+def test_breakpoints_mark_the_system_the_stable_prefix_and_the_end() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "Be terse."},
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": [THINKING], "tool_calls": [call("a")]},
+        {"role": "tool", "tool_call_id": "a", "content": "21C"},
+        {"role": "user", "content": "Thanks."},
+    ]
+
+    prompt = to_anthropic(messages, stable_messages=3)
+
+    assert prompt.system == [{"type": "text", "text": "Be terse.", "cache_control": EPHEMERAL}]
+    marks = [
+        (index, block["type"])
+        for index, message in enumerate(prompt.messages)
+        for block in message["content"]
+        if "cache_control" in block
+    ]
+    # The stable prefix ends on the assistant's tool call, never on its thinking block.
+    assert marks == [(1, "tool_use"), (2, "text")]
+    assert anthropic_problems(prompt) == []
+    assert to_anthropic(messages).system == "Be terse."
+
+
+def test_more_than_four_breakpoints_is_a_problem() -> None:
+    text = {"type": "text", "text": "Hi.", "cache_control": EPHEMERAL}
+    prompt = AnthropicPrompt([text], [{"role": "user", "content": [text, text, text, text]}])
+
+    assert anthropic_problems(prompt) == ["5 cache breakpoints, over 4"]

@@ -68,14 +68,19 @@ def to_messages(data: st.DataObject) -> tuple[list[Message], int]:
     messages = []
     for history in session.history:
         chat = session.chats[history.seq]
+        content: Any = (
+            text_of(history.tokens, f"m{history.seq}") if chat.get("content") is not None else None
+        )
+        if history.role == "assistant" and data.draw(st.booleans(), label="thinks"):
+            # Thinking blocks, as a Claude agent sends them back: opaque, byte-exact.
+            thinking = {"type": "thinking", "thinking": text_of(3, "t"), "signature": "c2ln=="}
+            content = [thinking, *([{"type": "text", "text": content}] if content else [])]
         message = Message(
             id=history.message_id or history.seq,
             seq=history.seq,
             turn_seq=history.turn_seq,
             role=history.role,
-            content=text_of(history.tokens, f"m{history.seq}")
-            if chat.get("content") is not None
-            else None,
+            content=content,
             tool_calls=chat.get("tool_calls"),
             tool_call_id=chat.get("tool_call_id"),
             answers_seq=history.answers_seq,
@@ -206,6 +211,11 @@ def check(snapshot: Snapshot, decision: Decision) -> None:
     kept = set(decision.kept_ids)
     current = [m for m in (*snapshot.stored, *snapshot.new) if m.turn_seq == snapshot.turn_seq]
     assert {m.id for m in current} <= kept
+    # The current turn's reasoning goes out exactly as it came.
+    shown = dict(zip(decision.kept_ids, decision.messages[system is not None :], strict=True))
+    for message in current:
+        if message.role == "assistant":
+            assert shown[message.id]["content"] == message.content
     # Order: the kept messages in the order they were said.
     seq_of = {m.id: m.seq for m in (*snapshot.stored, *snapshot.new)}
     assert [seq_of[i] for i in decision.kept_ids] == sorted(seq_of[i] for i in decision.kept_ids)
@@ -277,6 +287,10 @@ def test_between_two_policy_events_the_prompt_only_grows_at_its_end(data: st.Dat
         or second.summary_fallback
         or second.pruned_ids
         or second.block_telemetry["history"]["messages_removed"]
+        or second.block_telemetry["reasoning"]["messages_cleared"]
+        != first.block_telemetry["reasoning"]["messages_cleared"]
+        or second.block_telemetry["open_turn"]["tool_results_set_aside"]
+        != first.block_telemetry["open_turn"]["tool_results_set_aside"]
         or any(
             second.block_telemetry[name]["lines_removed"]
             != first.block_telemetry.get(name, {}).get("lines_removed")

@@ -1,0 +1,169 @@
+"""Anthropic-shaped steps and answers, turned into the OpenAI chat shape contextd stores.
+
+A Claude agent can post what the Messages API gave it and what its tools returned, as they
+are: an ``assistant`` whose ``content`` holds ``text``, ``thinking``, ``redacted_thinking`` and
+``tool_use`` blocks, and ``tool_results`` that are ``tool_result`` blocks. Each ``tool_use``
+becomes a tool call whose ``arguments`` are ``json.dumps(input)``: JSON reads that text back
+as the very same object (keys in the same order, numbers alike), so the Anthropic rendering
+gives back exactly the ``input`` it was sent. Thinking blocks stay where they were, as parts.
+Image blocks (base64 or url source) become ``image_url`` parts, which the Anthropic rendering
+turns back into the same blocks.
+
+Everything here is conversion of plain JSON values; a block that cannot be converted is
+refused with a message naming it (``assistant.content[2] (tool_use): ...``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+#: The blocks an assistant message may hold, and a tool result's content.
+_ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
+_RESULT_BLOCKS = ("text", "image", "image_url")
+#: The longest tool call id and tool name stored.
+MAX_TOOL_FIELD_CHARS = 128
+
+#: Block fields an agent may send back from the API that contextd drops: ``cache_control``
+#: (contextd places its own breakpoints) and ``citations`` (pointers into documents it does
+#: not keep; the text they ground stays).
+_DROPPED_FIELDS = frozenset({"cache_control", "citations"})
+
+
+def _known(block: Any, where: str, kinds: tuple[str, ...]) -> None:
+    if not isinstance(block, Mapping):
+        raise ValueError(f"{where}: a block must be an object with a type")
+    if block.get("type") not in kinds:
+        raise ValueError(
+            f"{where} ({block.get('type')}): not a block contextd takes here; "
+            f"it takes {', '.join(kinds)}"
+        )
+
+
+def tool_arguments(tool_input: Mapping[str, Any]) -> str:
+    """The tool call's ``arguments`` for an Anthropic ``input``; ``json.loads`` of it gives
+    the same object back."""
+    return json.dumps(tool_input, ensure_ascii=False)
+
+
+def _plain(block: Mapping[str, Any]) -> dict[str, Any]:
+    # Citations point into documents the request gave the model, which contextd does not
+    # keep: the text they ground is kept, the pointers are not.
+    return {key: value for key, value in block.items() if key not in _DROPPED_FIELDS}
+
+
+def image_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """An Anthropic ``image`` block as an ``image_url`` part."""
+    source = block.get("source")
+    if not isinstance(source, Mapping):
+        raise ValueError(f"{where} (image): needs a source: base64 data or a url")
+    kind = source.get("type")
+    if kind == "base64":
+        media_type, data = source.get("media_type"), source.get("data")
+        if not isinstance(media_type, str) or not media_type.startswith("image/"):
+            raise ValueError(f"{where} (image): source.media_type must be image/…")
+        if not isinstance(data, str) or not data:
+            raise ValueError(f"{where} (image): source.data must be the base64 image")
+        return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{data}"}}
+    if kind == "url":
+        url = source.get("url")
+        if not isinstance(url, str) or not url:
+            raise ValueError(f"{where} (image): source.url must be a non-empty string")
+        return {"type": "image_url", "image_url": {"url": url}}
+    raise ValueError(f"{where} (image): source.type must be base64 or url, not {kind!r}")
+
+
+def _tool_call(block: Mapping[str, Any], where: str) -> dict[str, Any]:
+    call_id, name, tool_input = block.get("id"), block.get("name"), block.get("input")
+    for field, value in (("id", call_id), ("name", name)):
+        if not isinstance(value, str) or not value or len(value) > MAX_TOOL_FIELD_CHARS:
+            raise ValueError(
+                f"{where} (tool_use): {field} must be a string of 1 to "
+                f"{MAX_TOOL_FIELD_CHARS} characters"
+            )
+    if not isinstance(tool_input, Mapping):
+        raise ValueError(f"{where} (tool_use): input must be an object")
+    unknown = sorted(set(block) - {"type", "id", "name", "input", *_DROPPED_FIELDS})
+    if unknown:
+        raise ValueError(f"{where} (tool_use): unknown fields {unknown}")
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": tool_arguments(tool_input)},
+    }
+
+
+def assistant_input(data: Any, *, answer: bool = False) -> Any:
+    """An assistant message in either shape, in the OpenAI shape: ``role`` left out, its
+    ``tool_use`` blocks as ``tool_calls``, the other blocks in place. ``answer``: the turn's
+    final answer, which calls no tools."""
+    if not isinstance(data, Mapping):
+        return data
+    message = dict(data)
+    role = message.pop("role", "assistant")
+    if role != "assistant":
+        raise ValueError(f"assistant.role must be 'assistant', not {role!r}")
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    kept: list[Any] = []
+    calls: list[dict[str, Any]] = []
+    for index, block in enumerate(content):
+        where = f"assistant.content[{index}]"
+        _known(block, where, _ASSISTANT_BLOCKS)
+        if block.get("type") == "tool_use":
+            if answer:
+                raise ValueError(
+                    f"{where} (tool_use): a turn's answer calls no tools; post the tool calls "
+                    "and their results as a step, then complete the turn"
+                )
+            calls.append(_tool_call(block, where))
+        else:
+            kept.append(_plain(block))
+    if calls:
+        if message.get("tool_calls"):
+            raise ValueError(
+                "assistant: give the tool calls as tool_use blocks or as tool_calls, not both"
+            )
+        message["tool_calls"] = calls
+    message["content"] = kept or None
+    return message
+
+
+def tool_result_input(data: Any, index: int) -> Any:
+    """One tool result in either shape, in the OpenAI shape: a ``tool_result`` block's
+    ``tool_use_id`` as ``tool_call_id``; image blocks of its content as ``image_url`` parts."""
+    if not isinstance(data, Mapping):
+        return data
+    where = f"tool_results[{index}]"
+    result = dict(data)
+    if result.get("type") == "tool_result":
+        unknown = sorted(
+            set(result) - {"type", "tool_use_id", "content", "is_error", *_DROPPED_FIELDS}
+        )
+        if unknown:
+            raise ValueError(f"{where} (tool_result): unknown fields {unknown}")
+        if not isinstance(result.get("tool_use_id"), str) or not result["tool_use_id"]:
+            raise ValueError(f"{where} (tool_result): tool_use_id must be a non-empty string")
+        if not isinstance(result.get("is_error", False), bool):
+            raise ValueError(f"{where} (tool_result): is_error must be true or false")
+        result = {
+            "tool_call_id": result["tool_use_id"],
+            "content": result.get("content", ""),
+            **({"is_error": True} if result.get("is_error") else {}),
+        }
+    content = result.get("content")
+    if isinstance(content, list):
+        parts: list[Any] = []
+        for position, block in enumerate(content):
+            block_where = f"{where}.content[{position}]"
+            _known(block, block_where, _RESULT_BLOCKS)
+            if block.get("type") == "image":
+                parts.append(image_part(block, block_where))
+            elif block.get("type") == "text":
+                parts.append(_plain(block))
+            else:
+                parts.append(block)
+        result["content"] = parts
+    return result
