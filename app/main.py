@@ -24,6 +24,7 @@ from app.auth.service import Scope, check_open_mode
 from app.caches import TTLCache
 from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
+from app.docs import mount_docs
 from app.errors import (
     ERROR_RESPONSES,
     DatabaseUnavailableError,
@@ -34,8 +35,9 @@ from app.limits import BodySizeLimit, FinishDespiteHangUp
 from app.logs import configure_logging, install_request_logging
 from app.metrics import Metrics, install_metrics
 from app.runtime import Runtime
+from app.search.endpoints import router as search_router
 from app.sessions.endpoints import router as sessions_router
-from app.settings import Settings, get_settings
+from app.settings import Settings, export_tiktoken_cache_dir, get_settings
 from app.summarize import ExtractiveSummarizer, Summarizer
 from app.summarize.llm import LLMSummarizer
 from app.summary_jobs.endpoints import router as summary_jobs_router
@@ -48,6 +50,8 @@ from app.turns.endpoints import router as turns_router
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
+
+    from app.embeddings.client import EmbeddingsClient
 
 
 def _summarizer(settings: Settings, metrics: Metrics) -> Summarizer:
@@ -66,6 +70,24 @@ def _summarizer(settings: Settings, metrics: Metrics) -> Summarizer:
             metrics=metrics,
         )
     return ExtractiveSummarizer()
+
+
+def _embedder(settings: Settings) -> EmbeddingsClient | None:
+    """The embeddings API client, when one is configured (nothing is loaded otherwise)."""
+    if not settings.embeds:
+        return None
+    from app.embeddings.client import EmbeddingsClient
+
+    assert settings.embeddings_base_url is not None  # settings.embeds says both are set
+    assert settings.embeddings_model is not None
+    key = settings.embeddings_api_key
+    return EmbeddingsClient(
+        base_url=settings.embeddings_base_url,
+        model=settings.embeddings_model,
+        api_key=key.get_secret_value() if key else None,
+        dimensions=settings.embeddings_dimensions,
+        timeout_seconds=settings.embeddings_timeout_seconds,
+    )
 
 
 @asynccontextmanager
@@ -107,6 +129,7 @@ def create_app(
     here, before anything serves.
     """
     settings = settings or get_settings()
+    export_tiktoken_cache_dir(settings)
     metrics = Metrics()
     if tokenizers is None:
         tokenizers = TokenizerRegistry(models=model_registry(settings.models_file))
@@ -118,6 +141,7 @@ def create_app(
         metrics=metrics,
         api_keys=ApiKeyCache(ttl_seconds=settings.api_key_cache_seconds),
         calibrations=TTLCache(settings.calibration_cache_seconds),
+        embedder=_embedder(settings),
     )
     tracing = (
         Tracing.for_provider(tracer_provider)
@@ -157,6 +181,18 @@ def create_app(
                 tasks.append(
                     asyncio.create_task(worker.run_forever(), name=f"summary-worker-{number}")
                 )
+            if runtime.embedder is not None:
+                from app.embeddings.worker import EmbeddingWorker
+
+                embedding_worker = EmbeddingWorker(
+                    sessionmaker=app.state.sessionmaker,
+                    client=runtime.embedder,
+                    settings=settings,
+                    metrics=runtime.metrics,
+                )
+                tasks.append(
+                    asyncio.create_task(embedding_worker.run_forever(), name="embedding-worker")
+                )
             async with _audit_retention(app, settings):
                 yield
         finally:
@@ -167,6 +203,8 @@ def create_app(
                     await task
             if isinstance(runtime.summarizer, LLMSummarizer):
                 await runtime.summarizer.aclose()
+            if runtime.embedder is not None:
+                await runtime.embedder.aclose()
             await engine.dispose()
             if tracing is not None:
                 tracing.shutdown()
@@ -176,7 +214,10 @@ def create_app(
         version=__version__,
         summary="Context assembly for LLM agents: every prompt fits, is valid, and is audited.",
         lifespan=lifespan,
+        docs_url=None,  # mount_docs serves them with local assets: no CDN
+        redoc_url=None,
     )
+    mount_docs(app)
     app.state.runtime = runtime
     install_error_handlers(app)
     # Innermost first. Whatever cancels a request (a server or a client transport on hang-up)
@@ -197,6 +238,7 @@ def create_app(
     app.include_router(context_router)
     app.include_router(tokens_router)
     app.include_router(summary_jobs_router)
+    app.include_router(search_router)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:

@@ -68,6 +68,13 @@ class Metrics:
             buckets=TOKEN_BUCKETS,
             registry=r,
         )
+        self.prompt_cache_read_tokens = Counter(
+            "context_prompt_cache_read_tokens",
+            "Prompt tokens the provider served from its prompt cache, as agents report them "
+            "(cache_read_input_tokens or prompt_tokens_details.cached_tokens), by model family.",
+            ["model"],
+            registry=r,
+        )
         self.assembly_latency = Histogram(
             "context_assembly_duration_seconds",
             "Time to assemble one prompt (turn start or step), database included.",
@@ -114,6 +121,19 @@ class Metrics:
             "context_summary_job_wait_seconds",
             "Time from a summary job being queued to a worker claiming it.",
             buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.embedding_failures = Counter(
+            "context_embedding_failures",
+            "Embeddings API calls that gave no vectors, by stage (worker: embedding stored "
+            "messages, retried later; query: a search or recall, ranked by full text alone "
+            "instead) and reason (timeout, transport, refused, status, invalid).",
+            ["stage", "reason"],
+            registry=r,
+        )
+        self.embeddings_stored = Counter(
+            "context_embeddings_stored",
+            "Message vectors stored by the embedding worker.",
             registry=r,
         )
         self.estimator_fallback_count = Counter(

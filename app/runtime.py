@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.cache import ApiKeyCache
 from app.budget.assembly import ContextBlocks, FixedCost, fixed_cost
+from app.budget.recall import RecallHit
 from app.budget.tokens import ChatRules, TokenCounter, rules_of
 from app.caches import LRU, SummaryCache, TTLCache
 from app.metrics import Metrics
@@ -18,6 +19,9 @@ from app.settings import Settings
 from app.summarize import Summarizer
 from app.tokens.calibration import CalibrationService
 from app.tokens.registry import TokenizerRegistry
+
+if TYPE_CHECKING:
+    from app.embeddings.client import EmbeddingsClient
 
 
 class FixedCostCache:
@@ -57,6 +61,13 @@ class Runtime:
     calibrations: TTLCache[tuple[str, str, str], float] = field(default_factory=lambda: TTLCache(0))
     #: Fixed costs of blocks by counter and text (see ``FixedCostCache``).
     fixed_costs: FixedCostCache = field(default_factory=FixedCostCache)
+    #: Recall hits of a turn by what they depend on (see ``TurnService._recall``): the steps
+    #: of a turn search again only when more messages left the prompt.
+    recalls: LRU[tuple[object, ...], tuple[RecallHit, ...]] = field(
+        default_factory=lambda: LRU(1024)
+    )
+    #: The embeddings API, when configured (``Settings.embeds``); None: full text only.
+    embedder: EmbeddingsClient | None = None
 
     def calibration(self, db: AsyncSession) -> CalibrationService:
         """Calibration for a request's unit of work, with this worker's ratio cache."""

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.budget.calibration import CalibrationSettings
@@ -130,6 +131,25 @@ class Settings(BaseSettings):
     summary_target_ratio: float = Field(
         default=0.15, gt=0, lt=1, description="A summary's token target, as a share of the budget."
     )
+    tool_result_share: float = Field(
+        default=0.25,
+        gt=0,
+        le=1,
+        description=(
+            "One tool result's cap in the prompt, as a share of the input budget: a result "
+            "over it shows its head and tail around a marker, and stays stored whole. A "
+            "session's block_caps.tool_result_share overrides it."
+        ),
+    )
+    tool_images_kept: int = Field(
+        default=3,
+        ge=0,
+        description=(
+            "How many of the newest images in completed turns' tool results stay in the "
+            "prompt when room is needed: older ones give way to a placeholder that names the "
+            "stored message, before anything is summarised."
+        ),
+    )
 
     dedupe_summary_against_memory: bool = Field(
         default=True,
@@ -176,6 +196,59 @@ class Settings(BaseSettings):
         default=3, ge=1, description="Claims of one job before it is marked failed."
     )
 
+    # Embeddings for search and recall (README "Search and recall"). Off unless both the base
+    # URL and the model are set: then full-text search alone, and no embedding work at all.
+    embeddings_base_url: str | None = Field(
+        default=None,
+        description=(
+            "An OpenAI-compatible API whose POST {base}/embeddings embeds messages and queries, "
+            "e.g. http://127.0.0.1:11434/v1 (Ollama), a vLLM or TEI server, or OpenAI's."
+        ),
+    )
+    embeddings_model: str | None = Field(default=None, description="The model to embed with.")
+    embeddings_api_key: SecretStr | None = None
+    embeddings_dimensions: int | None = Field(
+        default=None,
+        ge=1,
+        description="Asked of models that can shorten their vectors (the API's `dimensions`).",
+    )
+    embeddings_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description=(
+            "Per request. A search or recall that cannot embed its query in this time ranks by "
+            "full text alone."
+        ),
+    )
+    embeddings_query_timeout_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        description=(
+            "How long a search or a turn with recall waits for its query's embedding in all "
+            "(a turn waits with its session locked); past it, full-text ranking only."
+        ),
+    )
+    embeddings_batch_size: int = Field(
+        default=32, ge=1, le=2048, description="Messages embedded per request by the worker."
+    )
+    embeddings_poll_seconds: float = Field(
+        default=1.0, gt=0, description="The worker's pause when no message waits for embedding."
+    )
+    embeddings_retry_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="The longest pause after the API fails; pauses double up to it from 1 s.",
+    )
+    embeddings_min_similarity: float = Field(
+        default=0.3,
+        ge=-1,
+        le=1,
+        description=(
+            "A message is a semantic hit only when its cosine similarity to the query reaches "
+            "this; below it, only its words can find it."
+        ),
+    )
+
     # Token counting (README "Token counting").
     models_file: Path | None = Field(
         default=None,
@@ -206,8 +279,11 @@ class Settings(BaseSettings):
     )
     tiktoken_cache_dir: Path | None = Field(
         default=None,
-        validation_alias="TIKTOKEN_CACHE_DIR",
-        description="Where tiktoken reads its encoding files (tiktoken's own variable).",
+        validation_alias=AliasChoices("TIKTOKEN_CACHE_DIR", "CONTEXTD_TIKTOKEN_CACHE_DIR"),
+        description=(
+            "Where tiktoken reads its encoding files (tiktoken's own variable; in `.env` too, "
+            "see export_tiktoken_cache_dir)."
+        ),
     )
 
     @model_validator(mode="after")
@@ -219,6 +295,11 @@ class Settings(BaseSettings):
         if self.summarizer == "llm" and not (self.summarizer_base_url and self.summarizer_model):
             raise ValueError("summarizer=llm needs summarizer_base_url and summarizer_model")
         return self
+
+    @property
+    def embeds(self) -> bool:
+        """Whether messages and queries are embedded (both the API and the model are set)."""
+        return bool(self.embeddings_base_url and self.embeddings_model)
 
     @property
     def summarizes_in_background(self) -> bool:
@@ -257,6 +338,14 @@ class Settings(BaseSettings):
 
     def calibration_settings(self) -> CalibrationSettings:
         return CalibrationSettings(min_prompt_tokens=self.calibration_min_prompt_tokens)
+
+
+def export_tiktoken_cache_dir(settings: Settings) -> None:
+    """Hand the cache folder the settings name to tiktoken, which reads only the process
+    environment (and reads it on each load): so a folder written in `.env` counts too. A
+    variable set in the real environment is left as it is. Call before any encoding loads."""
+    if settings.tiktoken_cache_dir is not None and "TIKTOKEN_CACHE_DIR" not in os.environ:
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(settings.tiktoken_cache_dir)
 
 
 @lru_cache

@@ -17,6 +17,7 @@ from sqlalchemy import (
     delete,
     func,
     select,
+    update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.ext.compiler import compiles
@@ -24,7 +25,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 
 from app.audit.schemas import AuditFilter
 from app.audit.telemetry import note_audit_row
-from app.db import WriteBatch, insert_rows
+from app.db import WriteBatch, insert_rows, update_row
 from app.models import AuditRecord
 
 
@@ -113,12 +114,55 @@ class AuditRepository:
     def add(self, record: AuditRecord) -> None:
         self.db.add(record)
 
+    async def hand_over(self, from_tenant: str, to_tenant: str) -> None:
+        """Every audit row of ``from_tenant``, deleted sessions' included, to ``to_tenant``."""
+        await self.db.execute(
+            update(AuditRecord)
+            .where(AuditRecord.tenant_id == from_tenant)
+            .values(tenant_id=to_tenant)
+        )
+
     def insert(self, batch: WriteBatch, values: dict[str, Any]) -> None:
         """An assembly's audit row, with its reserved id; counted and logged once its
         transaction commits, like every audit row."""
         columns = tuple(values)
         batch.add(("insert_audit", columns), insert_rows(AuditRecord, columns), values)
         note_audit_row(self.db.sync_session, values)
+
+    def record_cache_read(
+        self,
+        batch: WriteBatch,
+        *,
+        tenant_id: str,
+        session_id: str,
+        turn_id: str,
+        step: int,
+        tokens: int,
+    ) -> None:
+        """What the provider's cache served of the prompt of ``step`` of a turn, on that
+        prompt's (accepted) audit row: the agent reports it with its next call."""
+        batch.add(
+            "audit_cache_read",
+            update_row(
+                AuditRecord,
+                {
+                    "tenant_id": "tenant_id",
+                    "session_id": "session_id",
+                    "turn_id": "turn_id",
+                    "step": "step",
+                    "overflow_rejected": "rejected",
+                },
+                ("cache_read_tokens",),
+            ),
+            {
+                "tenant_id": tenant_id,
+                "session_id": session_id,
+                "turn_id": turn_id,
+                "step": step,
+                "rejected": False,
+                "cache_read_tokens": tokens,
+            },
+        )
 
     async def get(self, audit_id: int, *, tenant_id: str) -> AuditRecord | None:
         query = select(AuditRecord).where(

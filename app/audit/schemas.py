@@ -77,6 +77,9 @@ class AuditOut(BaseModel):
     prefix_kept: bool | None
     first_changed_index: int | None
     change_reason: str | None
+    #: Prompt tokens of this prompt the provider's cache served, as the agent reported them
+    #: with its next call (null until then, or when it reports none).
+    cache_read_tokens: int | None = None
     rejection: dict[str, Any] | None
     created_at: datetime
 

@@ -61,8 +61,23 @@ from app.budget.policy import (
     plan_prune,
     plan_summary,
 )
+from app.budget.recall import RECALL_PREFIX, RecallBlock
 from app.budget.summary import SummaryContent, has_lines, render_summary
 from app.budget.tokens import TokenCounter, content_text, count_message
+from app.budget.views import (
+    SetAside,
+    ViewReport,
+    capped_tool_result,
+    has_reasoning,
+    images_set_aside,
+    kept_aside,
+    mark_views,
+    previously_cleared,
+    previously_set_aside,
+    previously_without_images,
+    set_aside_older_results,
+    without_reasoning,
+)
 
 OVERFLOW_GUIDANCE = (
     "Shorten the input (the user message or the tool results of this step), "
@@ -84,6 +99,11 @@ class PolicySettings:
     #: A slow summariser runs in jobs: below the prune threshold the prompt goes out without
     #: waiting, and a later assembly applies the summary.
     summarizes_in_background: bool = False
+    #: One tool result's cap in the prompt, as a share of the input budget (a session's
+    #: ``tool_result_share`` cap overrides it).
+    tool_result_share: float = 0.25
+    #: Images of completed turns' tool results that stay when room is needed, newest first.
+    tool_images_kept: int = 3
 
 
 @dataclass(frozen=True)
@@ -110,6 +130,9 @@ class Message:
     name: str | None = None
     tool_calls: Sequence[Mapping[str, Any]] | None = None
     tool_call_id: str | None = None
+    reasoning_content: str | None = None
+    #: A tool result that reports the tool's failure (Anthropic's ``is_error``).
+    is_error: bool = False
     #: The seq of the assistant message whose tool call a ``tool`` message answers.
     answers_seq: int | None = None
     #: The cached count and the estimator that made it (None: not counted yet).
@@ -123,6 +146,8 @@ class Message:
             name=self.name,
             tool_calls=self.tool_calls,
             tool_call_id=self.tool_call_id,
+            reasoning_content=self.reasoning_content,
+            is_error=self.is_error,
         )
 
 
@@ -167,6 +192,11 @@ class Snapshot:
     pending_job_id: int | None = None
     calibration_ratio: float = 1.0
     estimator_fallback: bool = False
+    #: What the session recalls for this turn (app.budget.recall), shown just before it;
+    #: ``measure`` already books its tokens.
+    recall: RecallBlock | None = None
+    #: Named in a capped tool result's marker, where the whole result is read.
+    session_id: str = ""
     #: Exact tokens of the blocks; the runtime passes a remembering one (its cache is keyed
     #: by the counter's name and rules and the blocks' text), the default measures each time.
     measure: Callable[[TokenCounter, ContextBlocks], FixedCost] = fixed_cost
@@ -226,6 +256,8 @@ class Plan:
     summary_plan: SummaryPlan
     new_job: JobRequest | None
     summarise: SummaryWork | None
+    #: Capped tool results and cleared reasoning in this prompt.
+    views: ViewReport = field(default_factory=ViewReport)
 
     @property
     def summary_target_tokens(self) -> int:
@@ -251,12 +283,13 @@ def plan_assembly(snapshot: Snapshot) -> Plan:
         counted.append((message, tokens))
     new_tokens = tuple(count_message(counter, m.chat()) for m in snapshot.new)
     counted.extend(zip(snapshot.new, new_tokens, strict=True))
-    history = tuple(_as_history(message, tokens) for message, tokens in counted)
-    by_seq = {message.seq: message for message, _ in counted}
 
     previous = latest.content if latest else None
     blocks, telemetry = shape_blocks(snapshot, previous)
     fixed = snapshot.measure(counter, blocks)
+    counted, views = prompt_views(snapshot, fixed, counted)
+    history = tuple(_as_history(message, tokens) for message, tokens in counted)
+    by_seq = {message.seq: message for message, _ in counted}
     blocks_before = _report_blocks(fixed, history, snapshot.turn_seq)
 
     truncated: frozenset[int] = frozenset()
@@ -314,6 +347,85 @@ def plan_assembly(snapshot: Snapshot) -> Plan:
         summary_plan=summary_plan,
         new_job=new_job,
         summarise=summarise,
+        views=views,
+    )
+
+
+def prompt_views(
+    snapshot: Snapshot, fixed: FixedCost, counted: Sequence[tuple[Message, int]]
+) -> tuple[list[tuple[Message, int]], ViewReport]:
+    """Messages as the prompt shows them (:mod:`app.budget.views`), with their tokens there:
+    every tool result within its cap, then, when the prompt is over the summary trigger,
+    completed turns without their reasoning."""
+    counter, budget = snapshot.counter, snapshot.budget
+    share = snapshot.blocks.caps.tool_result_share
+    if share is None:
+        share = snapshot.settings.tool_result_share
+    # Of the budget before calibration: a usage report moves the calibrated budget, and a
+    # result already shown must read the same in the next prompt of the turn.
+    cap_tokens = max(1, int(share * budget.uncalibrated_input_budget))
+    # What an earlier prompt of a long turn set aside stays aside (see ``decide``): shown as
+    # its placeholder from here on, so that summary and prune see the prompt as it will be.
+    already = previously_set_aside(snapshot.previous_fingerprint)
+    shown: list[tuple[Message, int]] = []
+    capped = left_out = kept = kept_tokens = 0
+    for message, tokens in counted:
+        aside = kept_aside(message, tokens, counter) if message.seq in already else None
+        if aside is not None:
+            shown.append(aside)
+            kept += 1
+            kept_tokens += tokens - aside[1]
+            continue
+        view, view_tokens, cut = capped_tool_result(
+            message, tokens, cap_tokens=cap_tokens, counter=counter, session_id=snapshot.session_id
+        )
+        capped += bool(cut)
+        left_out += cut
+        shown.append((view, view_tokens))
+    usage = fixed.tokens + sum(tokens for _, tokens in shown)
+    trigger = snapshot.settings.budget.summary_trigger_ratio * budget.input_budget
+    messages_cleared = parts_cleared = tokens_cleared = 0
+    cleared_before = previously_cleared(snapshot.previous_fingerprint)
+    cleared: set[int] = set()
+    # What earlier prompts cleared stays cleared, first; only then is the prompt judged
+    # against the trigger (counting that reasoning as still shown would clear the newest
+    # turn's every time), and over it, every completed turn's reasoning goes at once, so
+    # that the prompt changes once rather than a little every turn.
+    for again in (True, False):
+        over = usage - tokens_cleared > trigger
+        for index, (message, tokens) in enumerate(shown):
+            if message.turn_seq >= snapshot.turn_seq or message.seq in cleared:
+                continue
+            if not has_reasoning(message):
+                continue
+            if (message.seq in cleared_before) if again else over:
+                view, parts = without_reasoning(message)
+                view_tokens = count_message(counter, view.chat())
+                shown[index] = (view, view_tokens)
+                cleared.add(message.seq)
+                messages_cleared += 1
+                parts_cleared += parts
+                tokens_cleared += tokens - view_tokens
+    images = images_set_aside(
+        shown,
+        turn_seq=snapshot.turn_seq,
+        keep=snapshot.settings.tool_images_kept,
+        excess=int(usage - tokens_cleared - trigger),
+        already=previously_without_images(snapshot.previous_fingerprint),
+        counter=counter,
+    )
+    return images.shown, ViewReport(
+        tool_results_capped=capped,
+        tool_result_tokens_left_out=left_out,
+        tool_results_kept_aside=kept,
+        tool_result_tokens_kept_aside=kept_tokens,
+        reasoning_messages_cleared=messages_cleared,
+        reasoning_parts_cleared=parts_cleared,
+        reasoning_tokens_cleared=tokens_cleared,
+        reasoning_cleared_seqs=frozenset(cleared),
+        images_set_aside=images.images,
+        image_tokens_set_aside=images.tokens_freed,
+        images_set_aside_seqs=images.seqs,
     )
 
 
@@ -363,7 +475,16 @@ def accept_summary(
 # -- the second half: the decision ---------------------------------------------------------------
 
 
-ChangeReason = Literal["summary", "prune", "block_cap", "session_edit"]
+ChangeReason = Literal[
+    "summary",
+    "prune",
+    "block_cap",
+    "long_turn",
+    "reasoning",
+    "tool_images",
+    "recall",
+    "session_edit",
+]
 
 
 @dataclass(frozen=True)
@@ -401,6 +522,9 @@ class Decision:
     prefix_kept: bool | None = None
     first_changed_index: int | None = None
     change_reason: ChangeReason | None = None
+    #: How many leading messages of the prompt the session's previous prompt also had (its
+    #: cacheable prefix; 0 for the first prompt).
+    stable_messages: int = 0
     #: Writes (accepted only).
     kept_ids: tuple[int, ...] = ()
     #: Stored messages a finished job's summary covers, and that summary's id.
@@ -495,6 +619,8 @@ def decide(
         blocks, shaped = shape_blocks(snapshot, in_force, room=max(0, room))
         telemetry.update(shaped)
         fixed = snapshot.measure(counter, blocks)
+    long_turn = _set_aside(snapshot, plan, final, room=budget.input_budget - fixed.tokens)
+    final = long_turn.history
     final_tokens = fixed.tokens + history_tokens(final)
     report_blocks = _report_blocks(fixed, final, snapshot.turn_seq)
     figures = Figures(
@@ -507,7 +633,15 @@ def decide(
         "figures": figures,
         "budget": budget,
         "blocks": report_blocks,
-        "block_telemetry": _telemetry(telemetry, report_blocks, history_before, len(over_cap)),
+        "block_telemetry": {
+            **_telemetry(telemetry, report_blocks, history_before, len(over_cap)),
+            **plan.views.as_telemetry(),
+            "open_turn": {
+                "tool_results_set_aside": len(long_turn.seqs),
+                "tokens_set_aside": plan.views.tool_result_tokens_kept_aside
+                + long_turn.tokens_freed,
+            },
+        },
         "blocks_before": plan.blocks_before,
         "summary_triggered": plan.summary_plan.triggered,
         "summary_reason": plan.summary_plan.reason,
@@ -527,14 +661,25 @@ def decide(
                 "model_context_limit": budget.model_context_limit,
                 "calibration_ratio": snapshot.calibration_ratio,
                 "blocks": report_blocks,
-                "guidance": OVERFLOW_GUIDANCE,
+                "guidance": _guidance(snapshot, final, budget.input_budget - fixed.tokens),
             },
             **common,
         )
 
     head = system_message(blocks)
-    messages = ([head] if head is not None else []) + [plan.by_seq[m.seq].chat() for m in final]
-    fingerprint = prompt_fingerprint(head, [m.seq for m in final])
+    shown = long_turn.shown
+    messages = ([head] if head is not None else []) + [shown[m.seq].chat() for m in final]
+    fingerprint = mark_views(
+        prompt_fingerprint(head, [m.seq for m in final]),
+        long_turn.seqs,
+        plan.views.reasoning_cleared_seqs,
+        plan.views.images_set_aside_seqs,
+    )
+    if snapshot.recall is not None:
+        # After the history, before the current turn: the prompt up to it is a prefix.
+        at = len(messages) - sum(1 for m in final if m.turn_seq == snapshot.turn_seq)
+        messages.insert(at, snapshot.recall.message())
+        fingerprint.insert(at, snapshot.recall.fingerprint())
     previous_fingerprint = comparable_fingerprint(snapshot.previous_fingerprint)
     changed_at = (
         first_difference(previous_fingerprint, fingerprint)
@@ -551,9 +696,21 @@ def decide(
             if pruned_ids
             else "block_cap"
             if over_cap
+            else "long_turn"
+            if long_turn.seqs - previously_set_aside(snapshot.previous_fingerprint)
+            else "reasoning"
+            if plan.views.reasoning_cleared_seqs - previously_cleared(snapshot.previous_fingerprint)
+            else "tool_images"
+            if plan.views.images_set_aside_seqs
+            - previously_without_images(snapshot.previous_fingerprint)
+            else "recall"
+            if previous_fingerprint[changed_at].startswith(RECALL_PREFIX)
             else "session_edit"
         )
     pending_job = snapshot.pending_job_id
+    stable_messages = 0
+    if previous_fingerprint is not None:
+        stable_messages = len(previous_fingerprint) if changed_at is None else changed_at
     return Decision(
         accepted=True,
         summary_queued=plan.new_job is not None or (pending_job is not None and not new_summary),
@@ -562,6 +719,7 @@ def decide(
         prefix_kept=None if previous_fingerprint is None else changed_at is None,
         first_changed_index=changed_at,
         change_reason=change_reason,
+        stable_messages=stable_messages,
         kept_ids=tuple(plan.by_seq[m.seq].id for m in final),
         applied_ids=tuple(m.id for m in plan.applied),
         applied_summary_id=latest.id if plan.applied and latest else None,
@@ -687,6 +845,39 @@ def _truncate(
             current_turn_seq=snapshot.turn_seq,
             anchor_message_ids=latest.content.anchor_message_ids() if latest else frozenset(),
         )
+    )
+
+
+def _set_aside(
+    snapshot: Snapshot, plan: Plan, final: list[HistoryMessage], *, room: int
+) -> SetAside:
+    """A long turn's older tool results set aside (app.budget.views) when the prompt would
+    not fit otherwise, or because the previous prompt of the turn already had them so."""
+    return set_aside_older_results(
+        final,
+        plan.by_seq,
+        current_turn_seq=snapshot.turn_seq,
+        latest_seqs=frozenset(m.seq for m in snapshot.new),
+        already=previously_set_aside(snapshot.previous_fingerprint),
+        room=room,
+        counter=snapshot.counter,
+    )
+
+
+def _guidance(snapshot: Snapshot, final: Sequence[HistoryMessage], room: int) -> str:
+    """What to do about a prompt that cannot fit: what the open turn's newest input costs
+    against the room the blocks leave, once everything that can give way has."""
+    new = {m.seq for m in snapshot.new}
+    latest = history_tokens(m for m in final if m.seq in new)
+    if snapshot.step == 0 or not latest:
+        return OVERFLOW_GUIDANCE
+    rest = history_tokens(m for m in final if m.seq not in new)
+    return (
+        f"This step's tool calls and results need {latest} tokens, and the rest of the prompt "
+        f"(the user message, the turn's earlier steps with their results set aside, the "
+        f"kept history) {rest}, in the {room} tokens the system prompt and blocks leave. "
+        "Post this step again with shorter tool results, or complete the turn as failed and "
+        "start a new one."
     )
 
 

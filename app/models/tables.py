@@ -9,6 +9,7 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Index,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -71,6 +72,8 @@ class SessionRecord(Base):
     message_count: Mapped[int] = mapped_column(default=0)
     #: Optional per-block token caps: {memory, summary, history, total, min_recent_messages}.
     block_caps: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
+    #: Automatic recall (app.budget.recall): {enabled, share, max_hits}; NULL means off.
+    recall: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
     #: The last prompt handed out, message by message (see budget.assembly.prompt_fingerprint),
     #: to tell whether the next one keeps it as its prefix.
     prompt_fingerprint: Mapped[list[Any] | None] = mapped_column(NullableJSON)
@@ -135,6 +138,10 @@ class MessageRecord(Base):
     name: Mapped[str | None] = mapped_column(String(64))
     tool_calls: Mapped[list[Any] | None] = mapped_column(NullableJSON)
     tool_call_id: Mapped[str | None] = mapped_column(String(128))
+    #: An OpenAI-shaped assistant's ``reasoning_content``, exactly as sent.
+    reasoning_content: Mapped[str | None] = mapped_column(Text)
+    #: For a tool result: true when the tool reported a failure (Anthropic's ``is_error``).
+    is_error: Mapped[bool | None]
     #: For a tool result: the seq of the assistant message whose call it answers.
     answers_seq: Mapped[int | None]
     #: Never loaded (``turn_id`` is what the code reads): it is here so that one flush
@@ -148,6 +155,23 @@ class MessageRecord(Base):
     summary_id: Mapped[int | None] = mapped_column(
         ForeignKey("session_summaries.id", ondelete="SET NULL")
     )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class MessageEmbeddingRecord(Base):
+    """A message's vectors under one embedding model (see ``app.embeddings.vectors``): one per
+    passage, each ``dims`` float32 of unit length, little-endian, one after the other. A
+    message with no text to embed has a row with no vector, so that it is not asked for
+    again. Erasing a session cascades through its messages to these."""
+
+    __tablename__ = "message_embeddings"
+
+    message_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True
+    )
+    model: Mapped[str] = mapped_column(String(256), primary_key=True)
+    dims: Mapped[int]
+    vector: Mapped[bytes | None] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -171,7 +195,7 @@ class SummaryRecord(Base):
     from_seq: Mapped[int]
     to_seq: Mapped[int]
     summary_text: Mapped[str] = mapped_column(Text)
-    #: Lists of {"text", "source_message_ids"}.
+    #: Lists of {"text", "source_message_ids"} (and "from_user": true for the user's words).
     key_facts: Mapped[list[Any]] = mapped_column(JSON, default=list)
     open_questions: Mapped[list[Any]] = mapped_column(JSON, default=list)
     decisions: Mapped[list[Any]] = mapped_column(JSON, default=list)
@@ -258,9 +282,13 @@ class AuditRecord(Base):
     #: prefix cache hits); NULL for the first prompt and for rejections.
     prefix_kept: Mapped[bool | None]
     #: When not kept: the index of the first message that changed, and why
-    #: ("summary", "prune", "session_edit").
+    #: ("summary", "prune", "block_cap", "long_turn", "reasoning", "tool_images", "recall",
+    #: "session_edit").
     first_changed_index: Mapped[int | None]
     change_reason: Mapped[str | None] = mapped_column(String(16))
+    #: Prompt tokens of this prompt that the provider served from its cache, as the agent
+    #: reported with its next call (``cache_read_input_tokens`` or ``cached_tokens``).
+    cache_read_tokens: Mapped[int | None]
     #: Why it was rejected and what to do, when it was.
     rejection: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import String, bindparam, delete, func, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import WriteBatch, update_row
-from app.models import SessionRecord, TurnRecord, TurnStatus
+from app.models import (
+    IdempotencyRecord,
+    MessageRecord,
+    SessionRecord,
+    SummaryJobRecord,
+    SummaryRecord,
+    TurnRecord,
+    TurnStatus,
+)
 from app.models.base import utcnow
 
 # Built once: making a statement and its cache key costs more than running it on an index.
@@ -39,6 +47,63 @@ class SessionRepository:
 
     async def delete(self, record: SessionRecord) -> None:
         await self.db.delete(record)
+
+    async def count(self) -> int:
+        """How many sessions the tenant has."""
+        query = select(func.count()).where(SessionRecord.tenant_id == self.tenant_id)
+        return (await self.db.execute(query)).scalar_one()
+
+    async def ids_also_used_by(self, tenant_id: str) -> Sequence[str]:
+        """This tenant's session ids that ``tenant_id`` uses too, locking this tenant's
+        sessions until the transaction ends (no turn runs on them meanwhile)."""
+        ours = select(SessionRecord.id).where(SessionRecord.tenant_id == self.tenant_id)
+        await self.db.execute(ours.with_for_update())
+        theirs = select(SessionRecord.id).where(SessionRecord.tenant_id == tenant_id)
+        query = ours.where(SessionRecord.id.in_(theirs)).order_by(SessionRecord.id)
+        return (await self.db.execute(query)).scalars().all()
+
+    async def hand_over(self, tenant_id: str) -> None:
+        """Give every session of this tenant, with its turns, messages, summaries, summary
+        jobs and recorded answers, to ``tenant_id``.
+
+        A child row's key names its session's tenant, and the foreign keys are checked per
+        statement (they do not cascade updates): so the sessions are copied under the new
+        tenant, the children pointed at the copies, then the originals deleted, all in the
+        caller's transaction. The caller has checked that no session id is taken
+        (:meth:`ids_also_used_by`). A recorded answer whose Idempotency-Key the new tenant
+        already uses is dropped: the key stands for the new tenant's own request.
+        """
+        sessions = SessionRecord.__table__
+        copied = select(
+            *(
+                literal(tenant_id, String()).label("tenant_id")
+                if column.name == "tenant_id"
+                else column
+                for column in sessions.columns
+            )
+        ).where(sessions.c.tenant_id == self.tenant_id)
+        await self.db.execute(
+            insert(SessionRecord).from_select([column.name for column in sessions.columns], copied)
+        )
+        taken = select(IdempotencyRecord.key).where(IdempotencyRecord.tenant_id == tenant_id)
+        await self.db.execute(
+            delete(IdempotencyRecord).where(
+                IdempotencyRecord.tenant_id == self.tenant_id, IdempotencyRecord.key.in_(taken)
+            )
+        )
+        for child in (
+            TurnRecord,
+            MessageRecord,
+            SummaryRecord,
+            SummaryJobRecord,
+            IdempotencyRecord,
+        ):
+            await self.db.execute(
+                update(child).where(child.tenant_id == self.tenant_id).values(tenant_id=tenant_id)
+            )
+        await self.db.execute(
+            delete(SessionRecord).where(SessionRecord.tenant_id == self.tenant_id)
+        )
 
     async def open_turn(self, session_id: str) -> TurnRecord | None:
         query = select(TurnRecord).where(

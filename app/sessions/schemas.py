@@ -36,6 +36,20 @@ class BlockCaps(_Input):
     history: int | None = Field(default=None, ge=0)
     total: int | None = Field(default=None, gt=0)
     min_recent_messages: int = Field(default=2, ge=0)
+    #: One tool result's cap in the prompt, as a share of the input budget: a result over it
+    #: shows its head and tail, the whole stays stored (default: the service's setting).
+    tool_result_share: float | None = Field(default=None, gt=0, le=1)
+
+
+class RecallSettings(_Input):
+    """Automatic recall: on each turn, messages that left the prompt (summarised or pruned)
+    and match the user's message come back in a ``recall`` block before the current turn."""
+
+    enabled: bool = True
+    #: The most of the input budget the block may take.
+    share: float = Field(default=0.1, gt=0, le=0.5)
+    #: The most messages it may bring back.
+    max_hits: int = Field(default=5, ge=1, le=20)
 
 
 class MemoryUpdate(_Input):
@@ -57,6 +71,7 @@ class SessionCreate(_Input):
     max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000, strict=True)
     context_limit: int | None = Field(default=None, gt=0, le=100_000_000, strict=True)
     block_caps: BlockCaps | None = None
+    recall: RecallSettings | None = None
 
 
 class SessionUpdate(_Input):
@@ -72,6 +87,7 @@ class SessionUpdate(_Input):
     max_output_tokens: int | None = Field(default=None, gt=0, le=10_000_000, strict=True)
     context_limit: int | None = Field(default=None, gt=0, le=100_000_000, strict=True)
     block_caps: BlockCaps | None = None
+    recall: RecallSettings | None = None
 
 
 class BudgetOut(BaseModel):
@@ -105,6 +121,7 @@ class SessionOut(BaseModel):
     max_output_tokens: int | None
     context_limit: int | None
     block_caps: BlockCaps | None
+    recall: RecallSettings | None = None
     budget: BudgetOut
     turn_count: int
     message_count: int

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.errors import ConflictError, NotFoundError
+from app.audit.repository import AuditRepository
+from app.auth.service import TENANT_PATTERN
+from app.errors import ConflictError, InvalidRequestError, NotFoundError
 from app.models import SessionRecord
+from app.search.repository import SearchRepository
 from app.sessions.repository import SessionRepository
 from app.sessions.schemas import (
     BlockCaps,
     BudgetOut,
     MemoryUpdate,
+    RecallSettings,
     SessionCreate,
     SessionOut,
     SessionUpdate,
@@ -29,6 +34,36 @@ if TYPE_CHECKING:
 
 def session_not_found(session_id: str) -> NotFoundError:
     return NotFoundError("session_not_found", f"no session {session_id!r}")
+
+
+async def count_sessions(db: AsyncSession, *, tenant_id: str) -> int:
+    """How many sessions a tenant has."""
+    return await SessionRepository(db, tenant_id=tenant_id).count()
+
+
+async def hand_over_sessions(db: AsyncSession, *, from_tenant: str, to_tenant: str) -> int:
+    """Give every session of ``from_tenant`` (with all it holds, and the tenant's audit rows)
+    to ``to_tenant``, e.g. the sessions made while the service ran open (tenant ``default``)
+    to the tenant of its first key. Returns how many sessions moved. 409 ``session_exists``,
+    moving nothing, when ``to_tenant`` already uses one of their ids."""
+    if not re.fullmatch(TENANT_PATTERN, to_tenant):
+        raise InvalidRequestError(f"tenant ids match {TENANT_PATTERN}: {to_tenant!r}")
+    if to_tenant == from_tenant:
+        raise InvalidRequestError(f"the sessions already belong to tenant {to_tenant!r}")
+    sessions = SessionRepository(db, tenant_id=from_tenant)
+    clashes = await sessions.ids_also_used_by(to_tenant)
+    if clashes:
+        shown = ", ".join(repr(session_id) for session_id in clashes[:10])
+        more = f" and {len(clashes) - 10} more" if len(clashes) > 10 else ""
+        raise ConflictError(
+            "session_exists",
+            f"tenant {to_tenant!r} already has sessions with the ids {shown}{more}: nothing "
+            "was moved (delete one of each pair first)",
+        )
+    moved = await sessions.count()
+    await sessions.hand_over(to_tenant)
+    await AuditRepository(db).hand_over(from_tenant, to_tenant)
+    return moved
 
 
 class SessionService:
@@ -70,6 +105,7 @@ class SessionService:
             max_output_tokens=request.max_output_tokens,
             context_limit=request.context_limit,
             block_caps=request.block_caps.model_dump() if request.block_caps else None,
+            recall=request.recall.model_dump() if request.recall else None,
             turn_count=0,
             message_count=0,
         )
@@ -114,6 +150,8 @@ class SessionService:
             record.session_metadata = request.metadata or {}
         if "block_caps" in changes:
             record.block_caps = request.block_caps.model_dump() if request.block_caps else None
+        if "recall" in changes:
+            record.recall = request.recall.model_dump() if request.recall else None
         if "tools" in changes:
             record.tools = _tools(request.tools)
         for field in ("goal", "mode", "memory", "max_output_tokens", "context_limit"):
@@ -137,6 +175,7 @@ class SessionService:
         record = await self.require(session_id, lock=True)
         await self.sessions.delete(record)
         await self.db.flush()
+        await SearchRepository(self.db, tenant_id=record.tenant_id).forget_erased()
 
     async def _out(self, record: SessionRecord) -> SessionOut:
         resolved = await self.calibration.apply(
@@ -159,6 +198,7 @@ class SessionService:
             max_output_tokens=record.max_output_tokens,
             context_limit=record.context_limit,
             block_caps=BlockCaps(**record.block_caps) if record.block_caps else None,
+            recall=RecallSettings(**record.recall) if record.recall else None,
             budget=BudgetOut(
                 model_context_limit=resolved.budget.model_context_limit,
                 output_reserve=resolved.budget.output_reserve,

@@ -103,6 +103,8 @@ _MESSAGE_COLUMNS = (
     MessageRecord.name,
     MessageRecord.tool_calls,
     MessageRecord.tool_call_id,
+    MessageRecord.reasoning_content,
+    MessageRecord.is_error,
     MessageRecord.answers_seq,
     MessageRecord.token_count,
     MessageRecord.token_encoding,
@@ -183,6 +185,8 @@ class StoredRow:
     name: str | None
     tool_calls: list[Any] | None
     tool_call_id: str | None
+    reasoning_content: str | None
+    is_error: bool | None
     answers_seq: int | None
     token_count: int
     token_encoding: str
@@ -214,6 +218,8 @@ MESSAGE_COLUMNS = (
     "name",
     "tool_calls",
     "tool_call_id",
+    "reasoning_content",
+    "is_error",
     "answers_seq",
     "token_count",
     "token_encoding",
@@ -520,7 +526,11 @@ def summary_content(record: SummaryRecord) -> SummaryContent:
 
 def summary_items(raw: Sequence[Any]) -> tuple[SummaryItem, ...]:
     return tuple(
-        SummaryItem(str(item["text"]), tuple(int(i) for i in item.get("source_message_ids", ())))
+        SummaryItem(
+            str(item["text"]),
+            tuple(int(i) for i in item.get("source_message_ids", ())),
+            from_user=bool(item.get("from_user", False)),
+        )
         for item in raw
     )
 
@@ -543,7 +553,11 @@ def summary_values(
     """The row of a new summary (``TurnRepository.insert_summary`` adds the tenant)."""
 
     def raw(items: Sequence[SummaryItem]) -> list[dict[str, Any]]:
-        return [{"text": i.text, "source_message_ids": list(i.source_message_ids)} for i in items]
+        return [
+            {"text": i.text, "source_message_ids": list(i.source_message_ids)}
+            | ({"from_user": True} if i.from_user else {})
+            for i in items
+        ]
 
     return {
         "session_id": session_id,

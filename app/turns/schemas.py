@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.limits import shallow_json
+from app.turns.anthropic_input import assistant_input, tool_result_input
 
 MAX_CONTENT_CHARS = 2_000_000
 MAX_CONTENT_PARTS = 256
@@ -33,6 +34,31 @@ class ImagePart(_Input):
 ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
 
 
+class ThinkingPart(_Input):
+    """An Anthropic extended-thinking block, sent back unchanged: the signature is opaque."""
+
+    type: Literal["thinking"]
+    thinking: str = Field(max_length=MAX_CONTENT_CHARS)
+    signature: str = Field(max_length=MAX_CONTENT_CHARS)
+
+
+class RedactedThinkingPart(_Input):
+    """An Anthropic redacted-thinking block: encrypted reasoning, opaque to contextd."""
+
+    type: Literal["redacted_thinking"]
+    data: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+
+
+AssistantPart = Annotated[
+    TextPart | ThinkingPart | RedactedThinkingPart, Field(discriminator="type")
+]
+AssistantContent = (
+    Annotated[str, Field(max_length=MAX_CONTENT_CHARS)]
+    | Annotated[list[AssistantPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS)]
+    | None
+)
+
+
 class UserMessage(_Input):
     role: Literal["user"] = "user"
     content: (
@@ -56,6 +82,17 @@ class UserMessage(_Input):
         return self
 
 
+class PromptTokensDetails(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    cached_tokens: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _extras_shallow(self) -> PromptTokensDetails:
+        shallow_json(self.model_extra)
+        return self
+
+
 class Usage(BaseModel):
     """What the provider reported for the LLM call; other provider fields are kept."""
 
@@ -64,11 +101,24 @@ class Usage(BaseModel):
     prompt_tokens: int | None = Field(default=None, ge=0)
     completion_tokens: int | None = Field(default=None, ge=0)
     total_tokens: int | None = Field(default=None, ge=0)
+    #: Anthropic: prompt tokens read from, and written to, the prompt cache.
+    cache_read_input_tokens: int | None = Field(default=None, ge=0)
+    cache_creation_input_tokens: int | None = Field(default=None, ge=0)
+    #: OpenAI: ``{"cached_tokens": …}``, the prompt tokens its cache served.
+    prompt_tokens_details: PromptTokensDetails | None = None
 
     @model_validator(mode="after")
     def _extras_shallow(self) -> Usage:
         shallow_json(self.model_extra)
         return self
+
+    @property
+    def cache_read_tokens(self) -> int | None:
+        """Prompt tokens the provider's cache served, in either provider's terms."""
+        if self.cache_read_input_tokens is not None:
+            return self.cache_read_input_tokens
+        details = self.prompt_tokens_details
+        return details.cached_tokens if details is not None else None
 
 
 PromptFormat = Literal["openai", "anthropic"]
@@ -92,16 +142,32 @@ class ToolCall(_Input):
 
 
 class StepAssistant(_Input):
-    content: str | None = Field(default=None, max_length=MAX_CONTENT_CHARS)
+    """The OpenAI chat shape, or an Anthropic assistant message whose ``tool_use`` blocks
+    are its tool calls (:mod:`app.turns.anthropic_input`)."""
+
+    #: Text, or parts: text and the model's thinking blocks, kept byte-exact.
+    content: AssistantContent = None
+    #: An OpenAI-shaped model's reasoning (DeepSeek, vLLM, OpenRouter), kept as sent.
+    reasoning_content: str | None = Field(default=None, max_length=MAX_CONTENT_CHARS)
     tool_calls: list[ToolCall] = Field(min_length=1, max_length=128)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_anthropic(cls, data: Any) -> Any:
+        return assistant_input(data)
 
 
 class ToolResult(_Input):
+    """``{tool_call_id, content}``, or an Anthropic ``tool_result`` block. The content may
+    carry images (screenshots): ``image_url`` parts, or Anthropic ``image`` blocks."""
+
     tool_call_id: str = Field(min_length=1, max_length=128)
     content: (
         Annotated[str, Field(max_length=MAX_CONTENT_CHARS)]
-        | Annotated[list[TextPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS)]
+        | Annotated[list[ContentPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS)]
     )
+    #: The tool failed: the Anthropic rendering says so on the tool_result block.
+    is_error: bool = False
 
 
 class StepRequest(_Input):
@@ -111,6 +177,17 @@ class StepRequest(_Input):
     tool_results: list[ToolResult] = Field(min_length=1, max_length=128)
     usage: Usage | None = None
     format: PromptFormat = "openai"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _results_from_anthropic(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("tool_results"), list):
+            results = data["tool_results"]
+            data = {
+                **data,
+                "tool_results": [tool_result_input(r, i) for i, r in enumerate(results)],
+            }
+        return data
 
     @model_validator(mode="after")
     def _every_call_answered_once(self) -> StepRequest:
@@ -130,7 +207,15 @@ class StepRequest(_Input):
 
 
 class CompleteAssistant(_Input):
-    content: str | None = Field(default=None, max_length=MAX_CONTENT_CHARS)
+    """The answer, in the OpenAI chat shape or as an Anthropic assistant message."""
+
+    content: AssistantContent = None
+    reasoning_content: str | None = Field(default=None, max_length=MAX_CONTENT_CHARS)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_anthropic(cls, data: Any) -> Any:
+        return assistant_input(data, answer=True)
 
 
 class CompleteRequest(_Input):
@@ -168,7 +253,8 @@ class AssemblyOut(BaseModel):
     turn_id: str
     step: int
     format: PromptFormat = "openai"
-    system: str | None = None
+    #: With format "anthropic": text blocks, the last one a cache breakpoint.
+    system: str | list[dict[str, Any]] | None = None
     messages: list[dict[str, Any]]
     budget: BudgetReport
     actions: Actions
@@ -198,6 +284,8 @@ class StoredMessage(BaseModel):
     name: str | None
     tool_calls: list[Any] | None
     tool_call_id: str | None
+    reasoning_content: str | None = None
+    is_error: bool | None = None
     token_count: int
     token_encoding: str
     state: str
@@ -214,6 +302,10 @@ class MessagePage(BaseModel):
 class SummaryItemOut(BaseModel):
     text: str
     source_message_ids: list[int]
+    from_user: bool = Field(
+        default=False,
+        description="The user's own words about themselves or their work: kept first.",
+    )
 
 
 class SummaryOut(BaseModel):

@@ -19,7 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -39,8 +39,10 @@ from app.budget.decision import (
     decide,
     plan_assembly,
 )
+from app.budget.recall import RecallBlock, RecallHit, recall_block, with_recall
 from app.budget.summary import SummaryContent
-from app.budget.tokens import count_message
+from app.budget.tokens import content_text, count_message
+from app.budget.tool_images import openai_differs, openai_tool_results
 from app.db import WriteBatch
 from app.errors import BudgetExceededError, ConflictError, NotFoundError, ToolCallIdReusedError
 from app.metrics import model_label
@@ -54,7 +56,11 @@ from app.models import (
     TurnStatus,
 )
 from app.models.base import utcnow
+from app.offload import off_the_loop
 from app.runtime import Runtime
+from app.search.repository import SearchRepository
+from app.search.semantic import SemanticRanking, ranked_hits
+from app.search.terms import recall_terms
 from app.sessions.repository import SessionRepository
 from app.sessions.service import session_not_found
 from app.summarize.running import run_summarizer
@@ -89,6 +95,11 @@ from app.turns.schemas import (
 logger = logging.getLogger(__name__)
 
 
+#: New text (characters) past which a turn's decision is made in a worker thread: counting
+#: this much takes tens of milliseconds or more, which would hold every other request.
+HEAVY_TEXT_CHARS = 100_000
+
+
 @dataclass(frozen=True)
 class _Turn:
     """The turn an assembly belongs to."""
@@ -109,12 +120,16 @@ class TurnService:
         self.metrics = runtime.metrics
         self.sessions = SessionRepository(db, tenant_id=tenant_id)
         self.turns = TurnRepository(db, tenant_id=tenant_id)
+        self.search_index = SearchRepository(db, tenant_id=tenant_id)
+        self.semantic = SemanticRanking(db, tenant_id=tenant_id, runtime=runtime)
         self.audit = AuditRepository(db)
         self.jobs = SummaryJobRepository(db)
         self.calibration = runtime.calibration(db)
         self.policy = PolicySettings(
             budget=runtime.settings.budget_settings(),
             summary_target_ratio=runtime.settings.summary_target_ratio,
+            tool_result_share=runtime.settings.tool_result_share,
+            tool_images_kept=runtime.settings.tool_images_kept,
             dedupe_summary_against_memory=runtime.settings.dedupe_summary_against_memory,
             summarizes_in_background=runtime.settings.summarizes_in_background,
         )
@@ -174,8 +189,9 @@ class TurnService:
             seq=session.message_count + 1,
             turn_seq=turn_seq,
             role="assistant",
-            content=body.assistant.content,
+            content=body.assistant.model_dump(mode="json")["content"],
             tool_calls=[call.model_dump(mode="json") for call in body.assistant.tool_calls],
+            reasoning_content=body.assistant.reasoning_content,
         )
         results = tuple(
             Message(
@@ -185,6 +201,7 @@ class TurnService:
                 role="tool",
                 content=result.model_dump(mode="json")["content"],
                 tool_call_id=result.tool_call_id,
+                is_error=result.is_error,
                 answers_seq=assistant.seq,
             )
             for index, result in enumerate(body.tool_results)
@@ -210,26 +227,31 @@ class TurnService:
             session, turn_id=turn_id, step=turn.steps, prompt_tokens=_prompt_tokens(body.usage)
         )
         batch = WriteBatch()
-        content = body.assistant.content
+        assistant = body.assistant
+        content = assistant.model_dump(mode="json")["content"]
+        # The answer's text; thinking parts stay in the stored message only.
+        output = content_text(content) or None
         message_count = session.message_count
-        if content:
+        if output or isinstance(content, list) or assistant.reasoning_content:
             counter = self._budget(session).counter
             message_count += 1
+            answer = Message(
+                id=0,
+                seq=message_count,
+                turn_seq=turn.seq,
+                role="assistant",
+                content=content,
+                reasoning_content=assistant.reasoning_content,
+            )
             self.turns.insert_messages(
                 batch,
                 [
                     _message_row(
-                        Message(
-                            id=0,
-                            seq=message_count,
-                            turn_seq=turn.seq,
-                            role="assistant",
-                            content=content,
-                        ),
+                        answer,
                         session_id=session_id,
                         turn_id=turn_id,
                         step=turn.steps,
-                        tokens=count_message(counter, {"role": "assistant", "content": content}),
+                        tokens=count_message(counter, answer.chat()),
                         encoding=counter.name,
                         with_id=False,
                     )
@@ -242,13 +264,14 @@ class TurnService:
             batch,
             turn_id=turn_id,
             status=status,
-            assistant_output=content,
+            assistant_output=output,
             usage=usage,
             completed_at=completed_at,
         )
         self.sessions.record_assembly(
             batch, session_id, turn_count=session.turn_count, message_count=message_count
         )
+        self._record_cache_read(batch, session, turn_id, step=turn.steps, usage=body.usage)
         await batch.send(await self.db.connection())
         return TurnOut(
             id=turn.id,
@@ -256,7 +279,7 @@ class TurnService:
             seq=turn.seq,
             status=status,
             steps=turn.steps,
-            assistant_output=content,
+            assistant_output=output,
             usage=usage if usage is not None else turn.usage,
             started_at=turn.started_at,
             completed_at=completed_at,
@@ -342,6 +365,7 @@ class TurnService:
         turn_seq: int,
         step: int,
         new: Sequence[Message],
+        recall: RecallBlock | None = None,
     ) -> Snapshot:
         head = state.latest_summary
         finished: Sequence[SummaryJobRecord] = ()
@@ -375,6 +399,8 @@ class TurnService:
                     name=row.name,
                     tool_calls=row.tool_calls,
                     tool_call_id=row.tool_call_id,
+                    reasoning_content=row.reasoning_content,
+                    is_error=bool(row.is_error),
                     answers_seq=row.answers_seq,
                     tokens=row.token_count,
                     encoding=row.token_encoding,
@@ -382,6 +408,7 @@ class TurnService:
                 for row in state.active
             ),
             new=tuple(new),
+            session_id=session.id,
             turn_seq=turn_seq,
             step=step,
             latest_summary=(
@@ -405,7 +432,8 @@ class TurnService:
             pending_job_id=pending.id if pending is not None else None,
             calibration_ratio=resolved.calibration_ratio,
             estimator_fallback=resolved.estimator_fallback,
-            measure=self.runtime.fixed_costs,
+            recall=recall,
+            measure=with_recall(self.runtime.fixed_costs, recall),
         )
 
     # -- read, decide, write --------------------------------------------------------------------
@@ -425,21 +453,15 @@ class TurnService:
         """The prompt for ``step`` of ``turn``, from ``state`` read after the session lock."""
         annotate_assembly(model=session.model)
         resolved = await self.calibration.apply(session.tenant_id, self._budget(session))
+        recall = await self._recall(session, state, resolved, turn_seq=turn.seq, new=new)
         snapshot = await self._snapshot(
-            session, state, resolved, turn_seq=turn.seq, step=step, new=new
+            session, state, resolved, turn_seq=turn.seq, step=step, new=new, recall=recall
         )
-
-        plan = plan_assembly(snapshot)
-        outcome = None
-        if plan.summarise is not None:
-            outcome = await run_summarizer(
-                self.runtime.summarizer,
-                plan.summarise,
-                counter=resolved.counter,
-                metrics=self.metrics,
-                wait_seconds=self.settings.summary_wait_seconds if plan.summarise.bounded else None,
-            )
-        decision = decide(plan, outcome)
+        decision = await self._decide(snapshot, resolved)
+        if not decision.accepted and recall is not None:
+            # Recall is a help, never the reason a turn is refused: try again without it.
+            snapshot = replace(snapshot, recall=None, measure=self.runtime.fixed_costs)
+            decision = await self._decide(snapshot, resolved)
 
         audit = _audit_values(decision, snapshot, session, turn, audit_id=state.audit_id)
         self._observe(decision, session, resolved)
@@ -457,6 +479,9 @@ class TurnService:
         summary_id = await self._write(
             batch, decision, snapshot, session, turn, step, usage, head=state.latest_summary
         )
+        if not turn.new:
+            # The usage of a step is the provider's account of the previous step's prompt.
+            self._record_cache_read(batch, session, turn.id, step=step - 1, usage=usage)
         if summary_id is not None:  # the summary this prompt shows
             audit["summary_id"] = summary_id
         audit["latency_ms"] = (time.perf_counter() - started) * 1000
@@ -492,7 +517,102 @@ class TurnService:
             ),
             audit_id=state.audit_id,
         )
-        return _in_format(assembly, prompt_format)
+        return _in_format(assembly, prompt_format, stable_messages=decision.stable_messages)
+
+    async def _decide(self, snapshot: Snapshot, resolved: SessionBudget) -> Decision:
+        # The decision is pure CPU: a request bringing a lot of new text (counting it takes a
+        # good part of a second) has it made in a worker thread, so that other requests on
+        # this worker are served meanwhile; an ordinary turn does without the thread hop.
+        heavy = sum(len(content_text(m.content)) for m in snapshot.new) > HEAVY_TEXT_CHARS
+        plan = (
+            await off_the_loop(lambda: plan_assembly(snapshot))
+            if heavy
+            else plan_assembly(snapshot)
+        )
+        outcome = None
+        if plan.summarise is not None:
+            outcome = await run_summarizer(
+                self.runtime.summarizer,
+                plan.summarise,
+                counter=resolved.counter,
+                metrics=self.metrics,
+                wait_seconds=self.settings.summary_wait_seconds if plan.summarise.bounded else None,
+            )
+        if heavy:
+            return await off_the_loop(lambda: decide(plan, outcome))
+        return decide(plan, outcome)
+
+    async def _recall(
+        self,
+        session: SessionRecord,
+        state: AssemblyState,
+        resolved: SessionBudget,
+        *,
+        turn_seq: int,
+        new: Sequence[Message],
+    ) -> RecallBlock | None:
+        """The recall block of a session that turned recall on: messages that left the prompt
+        and say what the turn's user message says (or, with embeddings, mean it). One more
+        read at a turn start (with embeddings, the session's vectors and the hits found by
+        meaning alone: up to two more, and the query's embedding), and at a step only when
+        messages left the prompt since; none when recall is off."""
+        settings = session.recall
+        if not settings or not settings.get("enabled", True):
+            return None
+        question = next((m.content for m in new if m.role == "user"), None)
+        if question is None:  # a step: the turn's own user message
+            question = next((row.content for row in state.active if row.turn_seq == turn_seq), None)
+        text = content_text(question)
+        terms = recall_terms(text, drop_stop_words=True)
+        if not terms:
+            return None
+        max_hits = int(settings.get("max_hits", 5))
+        # Messages are never deleted and only ever leave the prompt, so the number that left
+        # names the set the search reads: same number, same hits. The creation time tells a
+        # session from an erased one of the same id.
+        left = session.message_count - len(state.active)
+        # With embeddings, the question's meaning too: messages embedded after a turn's start
+        # count from the next turn (or the next step that finds more messages left).
+        meaning = text if self.semantic.enabled else None
+        key = (
+            session.tenant_id,
+            session.id,
+            session.created_at,
+            turn_seq,
+            left,
+            terms,
+            max_hits,
+            meaning,
+        )
+        hits = self.runtime.recalls.get(key)
+        if hits is None:
+            found, _ = await ranked_hits(
+                self.search_index,
+                self.semantic,
+                session.id,
+                " ".join(terms),
+                terms,
+                limit=max_hits * 2,
+                match_any=True,
+                states=(MessageState.SUMMARISED, MessageState.PRUNED),
+                roles=("user", "assistant"),
+                snippets=False,
+                meaning=meaning,
+            )
+            hits = tuple(
+                RecallHit(h.message_id, h.seq, h.role, content_text(h.content), h.passage)
+                for h in found
+            )
+            self.runtime.recalls.put(key, hits)
+        # A share of what the prompt may take: the input budget, or the total cap if smaller.
+        total_cap = (session.block_caps or {}).get("total")
+        whole = min(resolved.budget.input_budget, total_cap or resolved.budget.input_budget)
+        return recall_block(
+            hits,
+            room=int(float(settings.get("share", 0.1)) * whole),
+            max_hits=max_hits,
+            counter=resolved.counter,
+        )
 
     async def _write(
         self,
@@ -613,6 +733,25 @@ class TurnService:
                 )
             )
 
+    def _record_cache_read(
+        self, batch: WriteBatch, session: SessionRecord, turn_id: str, *, step: int,
+        usage: Usage | None,
+    ) -> None:  # fmt: skip
+        """The prompt tokens the provider's cache served of the prompt of ``step``: on its
+        audit row (in this request's batch: no extra round trip) and in the metrics."""
+        tokens = usage.cache_read_tokens if usage is not None else None
+        if tokens is None:
+            return
+        self.audit.record_cache_read(
+            batch,
+            tenant_id=session.tenant_id,
+            session_id=session.id,
+            turn_id=turn_id,
+            step=step,
+            tokens=tokens,
+        )
+        self.metrics.prompt_cache_read_tokens.labels(model_label(session.model)).inc(tokens)
+
     def _observe(self, decision: Decision, session: SessionRecord, resolved: SessionBudget) -> None:
         """Metrics and warnings of one decision."""
         if resolved.estimator_fallback:
@@ -685,6 +824,8 @@ def _message_row(
         "name": message.name,
         "tool_calls": list(message.tool_calls) if message.tool_calls else None,
         "tool_call_id": message.tool_call_id,
+        "reasoning_content": message.reasoning_content,
+        "is_error": message.is_error or None,
         "answers_seq": message.answers_seq,
         "token_count": tokens,
         "token_encoding": encoding,
@@ -729,7 +870,14 @@ def _audit_values(
         "overflow_rejected": not decision.accepted,
         "rejection": dict(decision.rejection) if decision.rejection else None,
         "blocks": dict(decision.blocks),
-        "block_telemetry": dict(decision.block_telemetry),
+        "block_telemetry": {
+            **decision.block_telemetry,
+            **(
+                {"recall": {"message_ids": list(snapshot.recall.message_ids)}}
+                if snapshot.recall is not None
+                else {}
+            ),
+        },
         "kept_message_ids": list(decision.kept_ids),
         "summarised_message_ids": list(decision.summarised_ids),
         "pruned_message_ids": list(decision.pruned_ids),
@@ -743,10 +891,16 @@ def _audit_values(
     }
 
 
-def _in_format(assembly: AssemblyOut, prompt_format: PromptFormat) -> AssemblyOut:
+def _in_format(
+    assembly: AssemblyOut, prompt_format: PromptFormat, *, stable_messages: int
+) -> AssemblyOut:
     if prompt_format == "openai":
-        return assembly
-    converted = to_anthropic(assembly.messages)
+        if not openai_differs(assembly.messages):
+            return assembly
+        # Tool results' images go in a user message after the results, and is_error is
+        # Anthropic's alone (app.budget.tool_images).
+        return assembly.model_copy(update={"messages": openai_tool_results(assembly.messages)})
+    converted = to_anthropic(assembly.messages, stable_messages=stable_messages)
     return assembly.model_copy(
         update={"format": "anthropic", "system": converted.system, "messages": converted.messages}
     )
@@ -769,7 +923,11 @@ def _turn_out(turn: TurnRecord) -> TurnOut:
 def _summary_out(record: SummaryRecord) -> SummaryOut:
     def items(raw: Sequence[Any]) -> list[SummaryItemOut]:
         return [
-            SummaryItemOut(text=i.text, source_message_ids=list(i.source_message_ids))
+            SummaryItemOut(
+                text=i.text,
+                source_message_ids=list(i.source_message_ids),
+                from_user=i.from_user,
+            )
             for i in summary_items(raw)
         ]
 

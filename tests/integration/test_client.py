@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ from contextd_client import (
     BudgetExceeded,
     Contextd,
     DatabaseUnavailable,
+    InvalidSearchQuery,
     Retries,
     ServiceUnreachable,
     SessionExists,
@@ -47,6 +49,63 @@ async def test_async_client_runs_a_tool_using_turn(apps: RunningApp) -> None:
     assert step["budget"]["input_budget"] > step["budget"]["estimated_input_tokens"]
     assert turn["status"] == "completed"
     assert len(stored["messages"]) == 4
+
+
+async def test_async_client_searches_a_sessions_history(apps: RunningApp) -> None:
+    app, _ = await apps.start()
+    async with AsyncContextd("http://contextd.test", transport=httpx.ASGITransport(app=app)) as ctx:
+        session = await ctx.create_session(model="gpt-4o")
+        prompt = await ctx.start_turn(session["id"], "The ferry to Madeira leaves at 9.")
+        await ctx.complete_turn(session["id"], prompt["turn_id"], "Noted.")
+        found = await ctx.search(session["id"], "ferry Madeira", limit=5)
+        with pytest.raises(InvalidSearchQuery):
+            await ctx.search(session["id"], "?!")
+
+    assert [(hit["seq"], hit["role"], hit["state"]) for hit in found["hits"]] == [
+        (1, "user", "active")
+    ]
+
+
+async def test_async_client_sends_thinking_and_reasoning_back_unchanged(apps: RunningApp) -> None:
+    thinking = {"type": "thinking", "thinking": "Check first.", "signature": "c2ln/+=="}
+    app, _ = await apps.start()
+    async with AsyncContextd("http://contextd.test", transport=httpx.ASGITransport(app=app)) as ctx:
+        session = await ctx.create_session(model="claude-sonnet-4-5")
+        prompt = await ctx.start_turn(session["id"], "Weather in Lisbon?")
+        step = await ctx.post_step(
+            session["id"], prompt["turn_id"], [CALL], [{"tool_call_id": "c1", "content": "21C"}],
+            content=[thinking], prompt_format="anthropic",
+        )  # fmt: skip
+        await ctx.complete_turn(
+            session["id"], prompt["turn_id"], "21C.", reasoning_content="It said 21C."
+        )
+        stored = await ctx.messages(session["id"])
+
+    assert step["messages"][1]["content"][0] == thinking
+    assert stored["messages"][-1]["reasoning_content"] == "It said 21C."
+
+
+async def test_async_client_posts_what_anthropic_returned_as_it_is(apps: RunningApp) -> None:
+    blocks: list[dict[str, Any]] = [
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Lisbon"}},
+    ]
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "21C"}
+    app, _ = await apps.start()
+    async with AsyncContextd("http://contextd.test", transport=httpx.ASGITransport(app=app)) as ctx:
+        session = await ctx.create_session(model="claude-sonnet-4-5")
+        prompt = await ctx.start_turn(session["id"], "Weather in Lisbon?")
+        step = await ctx.post_step(
+            session["id"], prompt["turn_id"], [], [result], content=blocks,
+            prompt_format="anthropic",
+        )  # fmt: skip
+
+    assistant, results = step["messages"][-2:]
+    unmarked = [
+        [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]
+        for m in (assistant, results)
+    ]
+    assert unmarked == [blocks, [result]]
 
 
 async def test_each_error_code_raises_its_own_exception(apps: RunningApp) -> None:
@@ -197,12 +256,14 @@ def test_sync_client_over_a_socket(served: str) -> None:
         prompt = ctx.start_turn("sync-1", "hello")
         ctx.complete_turn("sync-1", prompt["turn_id"], "hi")
         trimmed = ctx.trim("gpt-4o", prompt["messages"])
+        found = ctx.search("sync-1", "hello")
         ctx.delete_session("sync-1")
         with pytest.raises(SessionNotFound):
             ctx.get_session("sync-1")
 
     assert session["id"] == "sync-1"
     assert trimmed["messages"] == prompt["messages"]
+    assert [hit["seq"] for hit in found["hits"]] == [1]
 
 
 def test_the_old_import_path_still_works_and_says_where_to_move(served: str) -> None:

@@ -23,6 +23,7 @@ from contextd_client.errors import (
     IdempotencyKeyReused,
     InvalidBudget,
     InvalidRequest,
+    InvalidSearchQuery,
     NotFound,
     PayloadTooLarge,
     ServiceUnreachable,
@@ -33,7 +34,15 @@ from contextd_client.errors import (
     TurnNotOpen,
     Unauthenticated,
 )
-from contextd_client.models import Prompt, Session, StoredMessage, Summary, Turn
+from contextd_client.models import (
+    Prompt,
+    SearchHit,
+    SearchResult,
+    Session,
+    StoredMessage,
+    Summary,
+    Turn,
+)
 
 __all__ = [
     "NO_RETRIES",
@@ -48,10 +57,13 @@ __all__ = [
     "IdempotencyKeyReused",
     "InvalidBudget",
     "InvalidRequest",
+    "InvalidSearchQuery",
     "NotFound",
     "PayloadTooLarge",
     "Prompt",
     "Retries",
+    "SearchHit",
+    "SearchResult",
     "ServiceUnreachable",
     "Session",
     "SessionExists",

@@ -22,9 +22,11 @@ except ImportError:  # the agent does not trace: nothing to propagate
 
 from contextd_client.errors import ApiError, ServiceUnreachable, error_class
 from contextd_client.models import (
+    AssistantContent,
     MessagePage,
     Prompt,
     PromptFormat,
+    SearchResult,
     Session,
     SummaryList,
     ToolCall,
@@ -135,6 +137,18 @@ def _should_retry(outcome: httpx.Response | Exception, request: _Request) -> boo
     return isinstance(outcome, httpx.TransportError)
 
 
+def _assistant(content: AssistantContent, reasoning_content: str | None) -> dict[str, Any]:
+    """The assistant message of a step or completion: text or parts (thinking blocks go
+    back as the model produced them), and an OpenAI-shaped model's reasoning."""
+    assistant: dict[str, Any] = {
+        "content": content if content is None or isinstance(content, str) else
+        [dict(part) for part in content]
+    }  # fmt: skip
+    if reasoning_content is not None:
+        assistant["reasoning_content"] = reasoning_content
+    return assistant
+
+
 class _Requests:
     """What each call sends."""
 
@@ -160,12 +174,15 @@ class _Requests:
         turn_id: str,
         tool_calls: Sequence[ToolCall | Mapping[str, Any]],
         tool_results: Sequence[ToolResult | Mapping[str, Any]],
-        content: str | None,
+        content: AssistantContent,
         usage: Usage | Mapping[str, Any] | None,
         prompt_format: PromptFormat,
+        reasoning_content: str | None = None,
     ) -> _Request:
+        assistant = _assistant(content, reasoning_content)
+        assistant["tool_calls"] = [dict(c) for c in tool_calls]
         body: dict[str, Any] = {
-            "assistant": {"content": content, "tool_calls": [dict(c) for c in tool_calls]},
+            "assistant": assistant,
             "tool_results": [dict(r) for r in tool_results],
         }
         if usage is not None:
@@ -183,11 +200,15 @@ class _Requests:
     def complete_turn(
         session_id: str,
         turn_id: str,
-        content: str | None,
+        content: AssistantContent,
         status: TurnStatus,
         usage: Usage | Mapping[str, Any] | None,
+        reasoning_content: str | None = None,
     ) -> _Request:
-        body: dict[str, Any] = {"assistant": {"content": content}, "status": status}
+        body: dict[str, Any] = {
+            "assistant": _assistant(content, reasoning_content),
+            "status": status,
+        }
         if usage is not None:
             body["usage"] = dict(usage)
         return _Request(
@@ -203,6 +224,11 @@ class _Requests:
         if state is not None:
             params["state"] = state
         return _Request("GET", f"/v1/sessions/{session_id}/messages", params=params)
+
+    @staticmethod
+    def search(session_id: str, query: str, limit: int) -> _Request:
+        params = {"q": query, "limit": limit}
+        return _Request("GET", f"/v1/sessions/{session_id}/search", params=params)
 
     @staticmethod
     def trim(model: str, messages: Sequence[Mapping[str, Any]], options: Any) -> _Request:
@@ -306,27 +332,36 @@ class Contextd:
         tool_calls: Sequence[ToolCall | Mapping[str, Any]],
         tool_results: Sequence[ToolResult | Mapping[str, Any]],
         *,
-        content: str | None = None,
+        content: AssistantContent = None,
+        reasoning_content: str | None = None,
         usage: Usage | Mapping[str, Any] | None = None,
         prompt_format: PromptFormat = "openai",
     ) -> Prompt:
-        """The LLM's tool calls and every call's result; returns the next prompt."""
+        """The LLM's tool calls and every call's result; returns the next prompt.
+        ``content`` may be a list of parts with the model's thinking blocks, sent back
+        unchanged; ``reasoning_content`` is an OpenAI-shaped model's reasoning. A Claude
+        agent may pass the response's content blocks as ``content`` (its ``tool_use`` blocks
+        are the calls: ``tool_calls`` is then empty) and ``tool_result`` blocks as results."""
         request = _Requests.post_step(
-            session_id, turn_id, tool_calls, tool_results, content, usage, prompt_format
-        )
+            session_id, turn_id, tool_calls, tool_results, content, usage, prompt_format,
+            reasoning_content,
+        )  # fmt: skip
         return cast(Prompt, self._send(request))
 
     def complete_turn(
         self,
         session_id: str,
         turn_id: str,
-        content: str | None,
+        content: AssistantContent,
         *,
         status: TurnStatus = "completed",
         usage: Usage | Mapping[str, Any] | None = None,
+        reasoning_content: str | None = None,
     ) -> Turn:
         """The LLM's answer closes the turn (``status="failed"`` when the call failed)."""
-        request = _Requests.complete_turn(session_id, turn_id, content, status, usage)
+        request = _Requests.complete_turn(
+            session_id, turn_id, content, status, usage, reasoning_content
+        )
         return cast(Turn, self._send(request))
 
     def get_turn(self, session_id: str, turn_id: str) -> Turn:
@@ -342,6 +377,12 @@ class Contextd:
     def summaries(self, session_id: str) -> SummaryList:
         request = _Request("GET", f"/v1/sessions/{session_id}/summaries")
         return cast(SummaryList, self._send(request))
+
+    def search(self, session_id: str, query: str, *, limit: int = 10) -> SearchResult:
+        """Messages of the session that say every word of ``query``, best first, whatever
+        their state: what was summarised or pruned away is found too. Give it to the model as
+        a tool to look up something said earlier (README: Search and recall)."""
+        return cast(SearchResult, self._send(_Requests.search(session_id, query, limit)))
 
     def trim(self, model: str, messages: Sequence[Mapping[str, Any]], **options: Any) -> TrimResult:
         """Stateless trim; pass back ``trimmed_up_to_message_index`` on the next call."""
@@ -445,27 +486,36 @@ class AsyncContextd:
         tool_calls: Sequence[ToolCall | Mapping[str, Any]],
         tool_results: Sequence[ToolResult | Mapping[str, Any]],
         *,
-        content: str | None = None,
+        content: AssistantContent = None,
+        reasoning_content: str | None = None,
         usage: Usage | Mapping[str, Any] | None = None,
         prompt_format: PromptFormat = "openai",
     ) -> Prompt:
-        """The LLM's tool calls and every call's result; returns the next prompt."""
+        """The LLM's tool calls and every call's result; returns the next prompt.
+        ``content`` may be a list of parts with the model's thinking blocks, sent back
+        unchanged; ``reasoning_content`` is an OpenAI-shaped model's reasoning. A Claude
+        agent may pass the response's content blocks as ``content`` (its ``tool_use`` blocks
+        are the calls: ``tool_calls`` is then empty) and ``tool_result`` blocks as results."""
         request = _Requests.post_step(
-            session_id, turn_id, tool_calls, tool_results, content, usage, prompt_format
-        )
+            session_id, turn_id, tool_calls, tool_results, content, usage, prompt_format,
+            reasoning_content,
+        )  # fmt: skip
         return cast(Prompt, await self._send(request))
 
     async def complete_turn(
         self,
         session_id: str,
         turn_id: str,
-        content: str | None,
+        content: AssistantContent,
         *,
         status: TurnStatus = "completed",
         usage: Usage | Mapping[str, Any] | None = None,
+        reasoning_content: str | None = None,
     ) -> Turn:
         """The LLM's answer closes the turn."""
-        request = _Requests.complete_turn(session_id, turn_id, content, status, usage)
+        request = _Requests.complete_turn(
+            session_id, turn_id, content, status, usage, reasoning_content
+        )
         return cast(Turn, await self._send(request))
 
     async def get_turn(self, session_id: str, turn_id: str) -> Turn:
@@ -481,6 +531,10 @@ class AsyncContextd:
     async def summaries(self, session_id: str) -> SummaryList:
         request = _Request("GET", f"/v1/sessions/{session_id}/summaries")
         return cast(SummaryList, await self._send(request))
+
+    async def search(self, session_id: str, query: str, *, limit: int = 10) -> SearchResult:
+        request = _Requests.search(session_id, query, limit)
+        return cast(SearchResult, await self._send(request))
 
     async def trim(
         self, model: str, messages: Sequence[Mapping[str, Any]], **options: Any

@@ -60,6 +60,10 @@ class InvalidRequest(ApiError):
     """The body or the query is wrong; ``details`` says where."""
 
 
+class InvalidSearchQuery(InvalidRequest):
+    """A search query with no word to look for, or too long."""
+
+
 class InvalidBudget(ApiError):
     """The session's budget leaves no room for input (output reservation too large)."""
 
@@ -119,6 +123,7 @@ class DatabaseUnavailable(ApiError):
 
 ERRORS_BY_CODE: dict[str, type[ApiError]] = {
     "invalid_request": InvalidRequest,
+    "invalid_search_query": InvalidSearchQuery,
     "invalid_budget": InvalidBudget,
     "context_budget_exceeded": BudgetExceeded,
     "unauthenticated": Unauthenticated,

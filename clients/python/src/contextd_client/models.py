@@ -7,7 +7,8 @@ type checkers the keys.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, NotRequired, TypedDict
 
 PromptFormat = Literal["openai", "anthropic"]
 TurnStatus = Literal["completed", "failed"]
@@ -35,6 +36,15 @@ class Usage(TypedDict, total=False):
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    #: Anthropic: prompt tokens read from, and written to, the prompt cache.
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+    #: OpenAI: ``{"cached_tokens": …}``.
+    prompt_tokens_details: dict[str, Any]
+
+
+#: An assistant's content: text, or parts (text, and thinking blocks sent back unchanged).
+AssistantContent = str | Sequence[Mapping[str, Any]] | None
 
 
 class BudgetReport(TypedDict):
@@ -62,8 +72,9 @@ class Prompt(TypedDict):
     turn_id: str
     step: int
     format: PromptFormat
-    #: With format "anthropic": the system text for Anthropic's Messages API.
-    system: str | None
+    #: With format "anthropic": the system prompt for Anthropic's Messages API, as text blocks
+    #: (the last one marked as a cache breakpoint).
+    system: str | list[dict[str, Any]] | None
     #: Chat messages (``role``, ``content``, ``tool_calls``, ``tool_call_id``). Typed loosely
     #: on purpose: each LLM SDK declares its own message types, and these pass to any of them.
     messages: list[Any]
@@ -95,6 +106,8 @@ class Session(TypedDict):
     max_output_tokens: int | None
     context_limit: int | None
     block_caps: dict[str, Any] | None
+    #: Automatic recall: {"enabled", "share", "max_hits"}; None when off.
+    recall: dict[str, Any] | None
     budget: SessionBudget
     turn_count: int
     message_count: int
@@ -126,6 +139,8 @@ class StoredMessage(TypedDict):
     name: str | None
     tool_calls: list[ToolCall] | None
     tool_call_id: str | None
+    #: An OpenAI-shaped assistant's reasoning, as it was sent.
+    reasoning_content: str | None
     token_count: int
     token_encoding: str
     #: "active", "summarised" or "pruned"
@@ -140,9 +155,32 @@ class MessagePage(TypedDict):
     next_after_seq: int | None
 
 
+class SearchHit(TypedDict):
+    message_id: int
+    seq: int
+    turn_id: str
+    turn_seq: int
+    role: str
+    #: "active", "summarised" or "pruned"
+    state: str
+    #: Higher is better; comparable within one answer only.
+    score: float
+    #: The matching passage, matched words between ``**``.
+    snippet: str
+
+
+class SearchResult(TypedDict):
+    query: str
+    #: "full_text", or "hybrid" when the service's embeddings ranked by meaning too.
+    ranking: Literal["full_text", "hybrid"]
+    hits: list[SearchHit]
+
+
 class SummaryItem(TypedDict):
     text: str
     source_message_ids: list[int]
+    #: The user's own words about themselves or their work (kept ahead of everything else).
+    from_user: NotRequired[bool]
 
 
 class Summary(TypedDict):

@@ -1,0 +1,1 @@
+"""Optional embeddings of stored messages, for semantic search and recall."""

@@ -1,0 +1,1 @@
+"""Full-text search of a session's stored messages, whatever their state."""

@@ -1,0 +1,203 @@
+"""Every full-text query: Postgres ranks with ``ts_rank`` over the generated
+``messages.search_vector`` and cuts snippets with ``ts_headline``; SQLite ranks with FTS5's
+``bm25`` over ``message_search`` and cuts them with ``snippet`` (migration 0009_search)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from sqlalchemy import TextualSelect, bindparam, text
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import JSON
+
+from app.search.terms import fts5_match
+
+#: Around each snippet's matched words; the marks a model reads as emphasis.
+MATCH_MARK = "**"
+SNIPPET_WORDS = 24
+
+# A message's text on Postgres, as migration 0009_search indexes it (for ts_headline).
+_POSTGRES_TEXT = "contextd_message_text(m.content)"
+_HEADLINE_OPTIONS = (
+    f"StartSel={MATCH_MARK}, StopSel={MATCH_MARK}, MaxWords={SNIPPET_WORDS}, MinWords=8, "
+    "MaxFragments=1, FragmentDelimiter=…"
+)
+# Postgres parses the query text as it parsed the messages (so "FACT-01" finds what it
+# indexed as "fact" and "-01"); plainto_tsquery reads no operator in it. Its answer is the
+# lexemes joined by " & ": any of them, for recall, is the same with " | ". A materialised
+# CTE makes the query once: inlined into a prepared statement's generic plan, it would be
+# parsed again for every row filtered and ranked (ten times slower on a long session).
+_POSTGRES_QUERY = {
+    False: "plainto_tsquery('english', :query)",
+    True: "replace(plainto_tsquery('english', :query)::text, ' & ', ' | ')::tsquery",
+}
+_COLUMNS = "m.id, m.seq, m.turn_id, m.turn_seq, m.role, m.state, m.content"
+
+
+def _filters(*, states: bool, roles: bool) -> str:
+    where = "m.tenant_id = :tenant_id AND m.session_id = :session_id"
+    if states:
+        where += " AND m.state IN :states"
+    if roles:
+        where += " AND m.role IN :roles"
+    return where
+
+
+@cache
+def _statement(
+    dialect: str, *, match_any: bool, states: bool, roles: bool, snippets: bool
+) -> TextualSelect:
+    """One statement per dialect and filter set, built once."""
+    where = _filters(states=states, roles=roles)
+    if dialect == "postgresql":
+        # Ranked on the index column alone; only the best rows' content is read.
+        ranked = (
+            "SELECT m.id AS hit_id, ts_rank(m.search_vector, q.query) AS score, q.query "
+            "FROM messages AS m, q "
+            f"WHERE {where} AND m.search_vector @@ q.query "
+            "ORDER BY score DESC, m.seq DESC LIMIT :limit"
+        )
+        snippet = (
+            f"ts_headline('english', {_POSTGRES_TEXT}, query, '{_HEADLINE_OPTIONS}')"
+            if snippets
+            else "''"
+        )
+        sql = (
+            f"WITH q (query) AS MATERIALIZED (SELECT {_POSTGRES_QUERY[match_any]}) "
+            f"SELECT {_COLUMNS}, hit.score, {snippet} AS snippet FROM ({ranked}) AS hit "
+            "JOIN messages AS m ON m.id = hit.hit_id ORDER BY hit.score DESC, m.seq DESC"
+        )
+    else:
+        snippet = (
+            f"snippet(message_search, 0, '{MATCH_MARK}', '{MATCH_MARK}', '…', {SNIPPET_WORDS})"
+            if snippets
+            else "''"
+        )
+        sql = (
+            f"SELECT {_COLUMNS}, -bm25(message_search) AS score, {snippet} AS snippet "
+            "FROM message_search JOIN messages AS m ON m.id = message_search.rowid "
+            f"WHERE message_search MATCH :query AND {where} "
+            "ORDER BY bm25(message_search), m.seq DESC LIMIT :limit"
+        )
+    statement = text(sql)
+    for name, used in (("states", states), ("roles", roles)):
+        if used:
+            statement = statement.bindparams(bindparam(name, expanding=True))
+    return statement.columns(content=JSON(none_as_null=True))
+
+
+@dataclass(frozen=True)
+class MessageHit:
+    """A stored message a query matched, best first."""
+
+    message_id: int
+    seq: int
+    turn_id: str
+    turn_seq: int
+    role: str
+    state: str
+    content: Any
+    score: float
+    snippet: str
+    #: With embeddings: the message's passage nearest in meaning to the query.
+    passage: str | None = None
+
+
+class SearchRepository:
+    """One tenant's full-text queries: every one filters on the tenant and the session."""
+
+    def __init__(self, db: AsyncSession, *, tenant_id: str) -> None:
+        self.db = db
+        self.tenant_id = tenant_id
+
+    async def forget_erased(self) -> None:
+        """Leave no word of erased messages in the index. SQLite's FTS5 keeps a deleted row's
+        words in its segments until they merge (its secure-delete needs SQLite 3.42), so the
+        index is merged now; Postgres's column goes with its row."""
+        if self.db.get_bind().dialect.name == "sqlite":
+            await self.db.execute(
+                text("INSERT INTO message_search (message_search) VALUES ('optimize')")
+            )
+
+    async def search(
+        self,
+        session_id: str,
+        query: str,
+        terms: tuple[str, ...],
+        *,
+        limit: int,
+        match_any: bool = False,
+        states: Sequence[str] | None = None,
+        roles: Sequence[str] | None = None,
+        snippets: bool = True,
+    ) -> list[MessageHit]:
+        """The session's messages that say every word of ``query`` (any word, with
+        ``match_any``), best first; only those in ``states`` and of ``roles`` when given.
+        ``terms`` are the query's words (``app.search.terms``): SQLite searches for them,
+        Postgres parses ``query`` itself."""
+        dialect = self.db.get_bind().dialect.name
+        statement = _statement(
+            dialect,
+            match_any=match_any,
+            states=bool(states),
+            roles=bool(roles),
+            snippets=snippets,
+        )
+        params: dict[str, Any] = {
+            "tenant_id": self.tenant_id,
+            "session_id": session_id,
+            "limit": limit,
+            "query": (query if dialect == "postgresql" else fts5_match(terms, match_any=match_any)),
+        }
+        if states:
+            params["states"] = list(states)
+        if roles:
+            params["roles"] = list(roles)
+        rows = (await self.db.execute(statement, params)).all()
+        return [
+            MessageHit(
+                message_id=row[0],
+                seq=row[1],
+                turn_id=row[2],
+                turn_seq=row[3],
+                role=row[4],
+                state=row[5],
+                content=row[6],
+                score=float(row[7]),
+                snippet=row[8] or "",
+            )
+            for row in rows
+        ]
+
+    async def messages(self, session_id: str, ids: Sequence[int]) -> dict[int, MessageHit]:
+        """The session's messages of ``ids`` (those that are the session's), by id, with no
+        score and no snippet: the hits that semantic ranking found and full text did not."""
+        if not ids:
+            return {}
+        statement = (
+            text(
+                f"SELECT {_COLUMNS} FROM messages AS m "
+                f"WHERE {_filters(states=False, roles=False)} AND m.id IN :ids"
+            )
+            .bindparams(bindparam("ids", expanding=True))
+            .columns(content=JSON(none_as_null=True))
+        )
+        params = {"tenant_id": self.tenant_id, "session_id": session_id, "ids": list(ids)}
+        rows = (await self.db.execute(statement, params)).all()
+        return {
+            row[0]: MessageHit(
+                message_id=row[0],
+                seq=row[1],
+                turn_id=row[2],
+                turn_seq=row[3],
+                role=row[4],
+                state=row[5],
+                content=row[6],
+                score=0.0,
+                snippet="",
+            )
+            for row in rows
+        }

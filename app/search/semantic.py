@@ -1,0 +1,149 @@
+"""Semantic ranking of a session's messages, when embeddings are configured: the query is
+embedded, then compared with the session's stored vectors in process (a session's messages
+are few enough). Whatever goes wrong, the answer is "no semantic ranking", never an error:
+search and recall then rank by full text alone, and the failure is logged and counted."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.budget.tokens import content_text
+from app.embeddings.client import EmbeddingsError
+from app.embeddings.repository import EmbeddingRepository
+from app.embeddings.vectors import ANY_WORD_WEIGHT, fuse, nearest, passages
+from app.offload import off_the_loop
+from app.runtime import Runtime
+from app.search.repository import SNIPPET_WORDS, MessageHit, SearchRepository
+
+logger = logging.getLogger(__name__)
+
+#: Stored vectors (float32 bytes) of a session past which scoring runs in a worker thread:
+#: about 500 passages of 384 dimensions, some 7 ms.
+OFF_THE_LOOP_BYTES = 768_000
+
+
+class SemanticRanking:
+    """One tenant's semantic rankings."""
+
+    def __init__(self, db: AsyncSession, *, tenant_id: str, runtime: Runtime) -> None:
+        self.embeddings = EmbeddingRepository(db)
+        self.tenant_id = tenant_id
+        self.client = runtime.embedder
+        self.settings = runtime.settings
+        self.metrics = runtime.metrics
+
+    @property
+    def enabled(self) -> bool:
+        return self.client is not None
+
+    async def rank(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        limit: int,
+        states: Sequence[str] | None = None,
+        roles: Sequence[str] | None = None,
+    ) -> dict[int, int] | None:
+        """The session's messages nearest in meaning to ``text``, best first: each id with
+        the index of its nearest passage (``app.embeddings.vectors.passages``). None when
+        there is nothing to rank by: embeddings off, none stored yet for the session, or the
+        API failing."""
+        if self.client is None or not text.strip():
+            return None
+        stored = await self.embeddings.session_vectors(
+            self.tenant_id, session_id, self.client.model, states=states, roles=roles
+        )
+        if not stored:
+            return None
+        try:
+            # A turn waits for its question's embedding with the session locked: bounded more
+            # tightly than the worker's requests, and past the bound it ranks by full text.
+            try:
+                async with asyncio.timeout(self.settings.embeddings_query_timeout_seconds):
+                    (query,) = await self.client.embed([text])
+            except TimeoutError as error:
+                raise EmbeddingsError("timeout", "the query's embedding took too long") from error
+        except EmbeddingsError as error:
+            self.metrics.embedding_failures.labels("query", error.reason).inc()
+            logger.warning("embeddings API failed for a query (%s): full-text ranking only", error)
+            return None
+        floor = self.settings.embeddings_min_similarity
+
+        def score() -> list[tuple[int, float, int]]:
+            return nearest(query, stored, limit=limit, min_similarity=floor)
+
+        # Scoring is linear in the session's passages (about 14 µs each at 384 dimensions):
+        # a long session's is scored off the event loop.
+        heavy = sum(len(vector) for _, vector in stored) > OFF_THE_LOOP_BYTES
+        hits = await off_the_loop(score) if heavy else score()
+        return {key: passage for key, _, passage in hits}
+
+
+async def ranked_hits(
+    search_index: SearchRepository,
+    semantic: SemanticRanking,
+    session_id: str,
+    query: str,
+    terms: tuple[str, ...],
+    *,
+    limit: int,
+    match_any: bool = False,
+    states: Sequence[str] | None = None,
+    roles: Sequence[str] | None = None,
+    snippets: bool = True,
+    meaning: str | None = None,
+) -> tuple[list[MessageHit], bool]:
+    """The session's best ``limit`` messages for ``query``: by full text, fused (reciprocal
+    rank fusion) with the semantic ranking of ``meaning`` (default: ``query``) when there is
+    one; a ranking by ``match_any`` weighs less (``ANY_WORD_WEIGHT``). Also whether there
+    was."""
+    found = await search_index.search(
+        session_id,
+        query,
+        terms,
+        limit=limit,
+        match_any=match_any,
+        states=states,
+        roles=roles,
+        snippets=snippets,
+    )
+    if not semantic.enabled:
+        return found, False
+    near = await semantic.rank(
+        session_id, meaning or query, limit=limit, states=states, roles=roles
+    )
+    if near is None:
+        return found, False
+    by_id = {hit.message_id: hit for hit in found}
+    words_weight = ANY_WORD_WEIGHT if match_any else 1.0
+    fused = fuse(([hit.message_id for hit in found], words_weight), (list(near), 1.0))[:limit]
+    missing = await search_index.messages(session_id, [key for key, _ in fused if key not in by_id])
+    hits: list[MessageHit] = []
+    for key, score in fused:
+        hit = by_id.get(key) or missing.get(key)
+        if hit is None:
+            continue  # erased meanwhile
+        passage = _passage(hit.content, near[key]) if key in near else None
+        snippet = hit.snippet
+        if key not in by_id and snippets:
+            snippet = _snippet(passage or content_text(hit.content))
+        hits.append(replace(hit, score=score, snippet=snippet, passage=passage))
+    return hits, True
+
+
+def _passage(content: object, index: int) -> str | None:
+    found = passages(content_text(content))
+    return found[index] if index < len(found) else None
+
+
+def _snippet(text: str) -> str:
+    """A semantic hit's snippet: the first words of its nearest passage (no word of the
+    query need be in it)."""
+    words = text.split()
+    return " ".join(words[:SNIPPET_WORDS]) + (" …" if len(words) > SNIPPET_WORDS else "")

@@ -1,0 +1,69 @@
+"""What a search query asks for: its words, and the FTS5 query they make. Pure: user text
+never reaches a query language unescaped (Postgres reads it with plainto_tsquery, which has
+no operators)."""
+
+from __future__ import annotations
+
+import re
+
+from app.errors import InvalidRequestError
+
+#: Longer queries are refused; a recall query is cut to its first ``MAX_TERMS`` words.
+MAX_QUERY_CHARS = 500
+MAX_TERMS = 32
+
+# Letters and digits only: every full-text operator and quote character falls outside it.
+_WORD = re.compile(r"[^\W_]+")
+
+
+#: Words too common to say what a message is about (Postgres' english configuration drops
+#: the same ones; FTS5 does not, so a recall query leaves them out itself).
+_STOP_WORDS = """
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its
+itself just me more most my myself no nor not now of off on once only or other our ours
+ourselves out over own same she should so some such than that the their theirs them
+themselves then there these they this those through to too under until up very was we were
+what when where which while who whom why will with would you your yours yourself yourselves
+also
+"""
+STOP_WORDS = frozenset(_STOP_WORDS.split())
+
+
+class InvalidSearchQueryError(InvalidRequestError):
+    """A search query that is empty, too long, or has no word to look for."""
+
+    code = "invalid_search_query"
+
+
+def search_terms(query: str) -> tuple[str, ...]:
+    """The words of a query a person (or a model) typed; 422 when there is none to search
+    for or the query is too long."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidSearchQueryError(
+            f"the search query is longer than {MAX_QUERY_CHARS} characters"
+        )
+    terms = recall_terms(query)
+    if not terms:
+        raise InvalidSearchQueryError("the search query has no word to look for")
+    return terms
+
+
+def recall_terms(text: str, *, drop_stop_words: bool = False) -> tuple[str, ...]:
+    """The distinct words of a text (lower-cased, first ``MAX_TERMS``), to look up what was
+    said about them; with ``drop_stop_words``, only the words that say what it is about."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if drop_stop_words and word in STOP_WORDS:
+            continue
+        seen.setdefault(word, None)
+        if len(seen) == MAX_TERMS:
+            break
+    return tuple(seen)
+
+
+def fts5_match(terms: tuple[str, ...], *, match_any: bool) -> str:
+    """The SQLite FTS5 ``MATCH`` text: each word quoted, so that none is read as an operator
+    (AND, OR, NOT, NEAR)."""
+    return (" OR " if match_any else " ").join(f'"{term}"' for term in terms)

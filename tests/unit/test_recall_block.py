@@ -1,0 +1,138 @@
+"""The recall block and search queries, as pure functions: what comes back, within what room,
+and where in the prompt."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.budget.assembly import chat_problems, fixed_cost
+from app.budget.decision import (
+    Message,
+    PolicySettings,
+    SessionBlocks,
+    Snapshot,
+    decide,
+    plan_assembly,
+)
+from app.budget.policy import Budget
+from app.budget.recall import RECALL_BLOCK, RECALL_HEADING, RecallHit, recall_block, with_recall
+from app.search.terms import (
+    MAX_QUERY_CHARS,
+    InvalidSearchQueryError,
+    fts5_match,
+    recall_terms,
+    search_terms,
+)
+from tests.unit.test_decision_properties import COUNTER
+
+HITS = (
+    RecallHit(message_id=30, seq=3, role="user", text="the locker code is 4471"),
+    RecallHit(message_id=10, seq=1, role="assistant", text="the ferry leaves at nine"),
+    RecallHit(message_id=50, seq=5, role="user", text="window seats please"),
+)
+
+
+def test_the_best_hits_are_shown_oldest_first_within_max_hits() -> None:
+    block = recall_block(HITS, room=1000, max_hits=2, counter=COUNTER)
+
+    assert block is not None
+    assert block.message_ids == (10, 30)
+    assert block.text.splitlines() == [
+        RECALL_HEADING,
+        "[message 1, assistant] the ferry leaves at nine",
+        "[message 3, user] the locker code is 4471",
+    ]
+
+
+def test_the_block_never_exceeds_its_room() -> None:
+    for room in range(0, 60):
+        block = recall_block(HITS, room=room, max_hits=5, counter=COUNTER)
+        assert block is None or block.tokens <= room
+
+
+def test_a_hit_too_long_for_what_is_left_is_cut() -> None:
+    long = RecallHit(message_id=1, seq=1, role="user", text=" ".join(["word"] * 500))
+    heading = recall_block([HITS[0]], room=1000, max_hits=1, counter=COUNTER)
+    assert heading is not None
+
+    block = recall_block([long], room=heading.tokens + 40, max_hits=1, counter=COUNTER)
+
+    assert block is not None
+    assert block.text.endswith("…")
+    assert block.tokens <= heading.tokens + 40
+
+
+def test_a_hit_too_long_shows_the_passage_that_matched_instead() -> None:
+    fact = "My loyalty number is FACT-01."
+    long = RecallHit(
+        message_id=1,
+        seq=1,
+        role="user",
+        text=" ".join(["word"] * 500) + " " + fact,
+        excerpt=fact,
+    )
+    heading = recall_block([HITS[0]], room=1000, max_hits=1, counter=COUNTER)
+    assert heading is not None
+
+    block = recall_block([long], room=heading.tokens + 40, max_hits=1, counter=COUNTER)
+
+    assert block is not None
+    assert block.text.splitlines()[-1] == f"[message 1, user] … {fact} …"
+    # With room for all of it, the whole message.
+    whole = recall_block([long], room=2000, max_hits=1, counter=COUNTER)
+    assert whole is not None
+    assert whole.text.endswith("word " + fact)
+
+
+def test_the_recall_block_goes_just_before_the_current_turn_and_is_counted() -> None:
+    stored = tuple(
+        Message(id=seq, seq=seq, turn_seq=(seq + 1) // 2, role=role, content=f"said {seq}")
+        for seq, role in zip(range(1, 5), ("user", "assistant") * 2, strict=True)
+    )
+    new = (Message(id=5, seq=5, turn_seq=3, role="user", content="what was the code?"),)
+    recall = recall_block(HITS[:1], room=100, max_hits=1, counter=COUNTER)
+    snapshot = Snapshot(
+        settings=PolicySettings(),
+        budget=Budget(8000, 1000, 500, 6500),
+        counter=COUNTER,
+        blocks=SessionBlocks(system_layers=("Be brief.",)),
+        stored=stored,
+        new=new,
+        turn_seq=3,
+        step=0,
+        recall=recall,
+        measure=with_recall(fixed_cost, recall),
+    )
+
+    decision = decide(plan_assembly(snapshot))
+
+    assert recall is not None
+    assert decision.accepted
+    assert [m["content"] for m in decision.messages[-2:]] == [recall.text, "what was the code?"]
+    roles = [m["role"] for m in decision.messages]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "user", "user"]
+    assert chat_problems(decision.messages) == []
+    assert decision.blocks[RECALL_BLOCK] == recall.tokens
+    assert decision.fingerprint[-2] == recall.fingerprint()
+
+
+@pytest.mark.parametrize("query", ["", "  ", '"*"', "(:)", "_", "x" * (MAX_QUERY_CHARS + 1)])
+def test_a_query_without_words_is_refused(query: str) -> None:
+    with pytest.raises(InvalidSearchQueryError):
+        search_terms(query)
+
+
+def test_query_words_are_quoted_for_fts5() -> None:
+    terms = search_terms('NEAR(gate "flight") OR -x*')
+
+    assert terms == ("near", "gate", "flight", "or", "x")
+    assert fts5_match(terms, match_any=False) == '"near" "gate" "flight" "or" "x"'
+    assert fts5_match(terms, match_any=True) == '"near" OR "gate" OR "flight" OR "or" OR "x"'
+
+
+def test_recall_terms_leave_out_words_that_say_nothing() -> None:
+    assert recall_terms("What was the locker code for the flat?", drop_stop_words=True) == (
+        "locker",
+        "code",
+        "flat",
+    )
