@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from alembic import command
 from sqlalchemy import Connection, text
 
@@ -222,3 +223,26 @@ async def test_a_word_after_a_line_break_in_a_text_part_is_found(
     hits = found.json()["hits"]
     assert [hit["seq"] for hit in hits] == [1]
     assert "\\n" not in hits[0]["snippet"]
+
+
+@pytest.mark.parametrize(
+    "database_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+async def test_a_parallel_query_over_the_message_text_runs(
+    database_url: str, apps: RunningApp
+) -> None:
+    # An operator's report over many messages may get a parallel plan; the text function
+    # catches what Postgres cannot hold in a subtransaction, which a parallel query refuses.
+    _, client = await apps.start()
+    session = await create_session(client)
+    await start_turn(client, session["id"], "Which hotels are near the river?")
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            await connection.execute(text("SET force_parallel_mode = on"))
+            texts = await connection.scalars(
+                text("SELECT contextd_message_text(content) FROM messages")
+            )
+            assert list(texts) == ["Which hotels are near the river?"]
+    finally:
+        await engine.dispose()
