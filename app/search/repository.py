@@ -35,6 +35,23 @@ _POSTGRES_QUERY = {
     True: "replace(plainto_tsquery('english', :query)::text, ' & ', ' | ')::tsquery",
 }
 _COLUMNS = "m.id, m.seq, m.turn_id, m.turn_seq, m.role, m.state, m.content"
+# A hit's row when its snippet is asked for instead of its content: a long tool result's
+# content is most of what a search would otherwise read, send and parse.
+_SNIPPET_COLUMNS = "m.id, m.seq, m.turn_id, m.turn_seq, m.role, m.state, NULL AS content"
+# ts_headline parses all the text it is given: on long tool results, most of a search's
+# time. It is given SNIPPET_WINDOW characters around the first place where the query's
+# first lexeme ('hotel' of 'hotel' & 'book') starts, instead; a lexeme that is no prefix of
+# its words as written ("happi" of "happy") gets the whole text, as before.
+SNIPPET_WINDOW = 2_000
+_POSTGRES_LOCATED = (
+    f"CROSS JOIN LATERAL (SELECT {_POSTGRES_TEXT} AS body) AS b "
+    "CROSS JOIN LATERAL (SELECT b.body, "
+    "strpos(lower(b.body), split_part(hit.query::text, '''', 2)) AS at) AS t "
+)
+_POSTGRES_SNIPPET_TEXT = (
+    f"CASE WHEN length(t.body) <= {SNIPPET_WINDOW} OR t.at = 0 THEN t.body "
+    f"ELSE substr(t.body, greatest(1, t.at - {SNIPPET_WINDOW // 4}), {SNIPPET_WINDOW}) END"
+)
 
 
 def _filters(*, states: bool, roles: bool) -> str:
@@ -50,34 +67,42 @@ def _filters(*, states: bool, roles: bool) -> str:
 def _statement(
     dialect: str, *, match_any: bool, states: bool, roles: bool, snippets: bool
 ) -> TextualSelect:
-    """One statement per dialect and filter set, built once."""
+    """One statement per dialect and filter set, built once: each hit with its snippet
+    (``snippets``) or with its content."""
     where = _filters(states=states, roles=roles)
     if dialect == "postgresql":
-        # Ranked on the index column alone; only the best rows' content is read.
+        # Ranked on the index column alone; only the best rows' text is read.
         ranked = (
             "SELECT m.id AS hit_id, ts_rank(m.search_vector, q.query) AS score, q.query "
             "FROM messages AS m, q "
             f"WHERE {where} AND m.search_vector @@ q.query "
             "ORDER BY score DESC, m.seq DESC LIMIT :limit"
         )
-        snippet = (
-            f"ts_headline('english', {_POSTGRES_TEXT}, query, '{_HEADLINE_OPTIONS}')"
-            if snippets
-            else "''"
-        )
-        sql = (
-            f"WITH q (query) AS MATERIALIZED (SELECT {_POSTGRES_QUERY[match_any]}) "
-            f"SELECT {_COLUMNS}, hit.score, {snippet} AS snippet FROM ({ranked}) AS hit "
-            "JOIN messages AS m ON m.id = hit.hit_id ORDER BY hit.score DESC, m.seq DESC"
-        )
+        query = f"WITH q (query) AS MATERIALIZED (SELECT {_POSTGRES_QUERY[match_any]}) "
+        best = f"FROM ({ranked}) AS hit JOIN messages AS m ON m.id = hit.hit_id "
+        order = "ORDER BY hit.score DESC, m.seq DESC"
+        if snippets:
+            snippet = (
+                f"ts_headline('english', {_POSTGRES_SNIPPET_TEXT}, hit.query, "
+                f"'{_HEADLINE_OPTIONS}')"
+            )
+            sql = (
+                f"{query}SELECT {_SNIPPET_COLUMNS}, hit.score, {snippet} AS snippet "
+                f"{best}{_POSTGRES_LOCATED}{order}"
+            )
+        else:
+            sql = f"{query}SELECT {_COLUMNS}, hit.score, '' AS snippet {best}{order}"
     else:
-        snippet = (
-            f"snippet(message_search, 0, '{MATCH_MARK}', '{MATCH_MARK}', '…', {SNIPPET_WORDS})"
+        columns, snippet = (
+            (
+                _SNIPPET_COLUMNS,
+                f"snippet(message_search, 0, '{MATCH_MARK}', '{MATCH_MARK}', '…', {SNIPPET_WORDS})",
+            )
             if snippets
-            else "''"
+            else (_COLUMNS, "''")
         )
         sql = (
-            f"SELECT {_COLUMNS}, -bm25(message_search) AS score, {snippet} AS snippet "
+            f"SELECT {columns}, -bm25(message_search) AS score, {snippet} AS snippet "
             "FROM message_search JOIN messages AS m ON m.id = message_search.rowid "
             f"WHERE message_search MATCH :query AND {where} "
             "ORDER BY bm25(message_search), m.seq DESC LIMIT :limit"
@@ -99,6 +124,7 @@ class MessageHit:
     turn_seq: int
     role: str
     state: str
+    #: None in a search that asked for snippets (they stand in for it).
     content: Any
     score: float
     snippet: str

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import RunningApp
-from tests.support import complete_turn, create_session, start_turn
+from tests.support import complete_turn, create_session, start_turn, words
 
 
 async def search(
@@ -49,6 +49,28 @@ async def test_a_summarised_message_is_found_by_what_it_said(apps: RunningApp) -
     assert "**code**" in best["snippet"]
     assert best["turn_id"]
     assert len(found["hits"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("said", "asked"),
+    [
+        ("The ferry ticket is booked", "ferry ticket"),
+        # Postgres's lexeme of "happy" is "happi", which no word as written starts with.
+        ("The children were happy at the aquarium", "happy aquarium"),
+    ],
+)
+async def test_a_match_deep_in_a_long_message_is_the_snippet(
+    client: httpx.AsyncClient, said: str, asked: str
+) -> None:
+    sid = (await create_session(client))["id"]
+    long = f"{words(1_500, 1)} {said}. {words(1_500, 2)}"
+    await talk(client, sid, long)
+
+    found = await search(client, sid, asked)
+
+    snippet = found["hits"][0]["snippet"]
+    assert all(f"**{word}**" in snippet for word in asked.split()), snippet
+    assert len(snippet) < 400, snippet
 
 
 async def test_hits_are_ranked_and_limited(client: httpx.AsyncClient) -> None:
