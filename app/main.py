@@ -182,6 +182,7 @@ def create_app(
                     asyncio.create_task(worker.run_forever(), name=f"summary-worker-{number}")
                 )
             if runtime.embedder is not None:
+                from app.embeddings.lease import embedding_lease
                 from app.embeddings.worker import EmbeddingWorker
 
                 embedding_worker = EmbeddingWorker(
@@ -189,6 +190,7 @@ def create_app(
                     client=runtime.embedder,
                     settings=settings,
                     metrics=runtime.metrics,
+                    lease=embedding_lease(engine, runtime.embedder.model),
                 )
                 tasks.append(
                     asyncio.create_task(embedding_worker.run_forever(), name="embedding-worker")

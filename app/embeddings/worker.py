@@ -3,7 +3,8 @@
 Its work list is the messages themselves: any message with no row in ``message_embeddings``
 for the configured model is still to do. A turn writes nothing more for it, and nothing is
 lost when a process stops: the next worker, in this process or another, finds the same
-messages missing. It reads forward from the last id it embedded, and from the start again
+messages missing. One process's worker embeds at a time, the one holding the lease
+(app.embeddings.lease); the others wait to take over. It reads forward from the last id it embedded, and from the start again
 after a restart and every ``RESCAN_SECONDS`` while idle (a Postgres transaction can commit a
 message with a lower id after a higher one). When the API fails, the worker waits (1 s,
 doubling up to ``embeddings_retry_seconds``) and tries the same messages again; search and
@@ -22,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.budget.tokens import content_text
 from app.embeddings.client import EmbeddingsClient, EmbeddingsError
+from app.embeddings.lease import Lease, SoleLease
 from app.embeddings.repository import EmbeddingRepository, Unembedded
 from app.embeddings.vectors import pack, passages
 from app.metrics import Metrics
@@ -43,19 +45,32 @@ class EmbeddingWorker:
         client: EmbeddingsClient,
         settings: Settings,
         metrics: Metrics,
+        lease: Lease | None = None,
     ) -> None:
         self.sessionmaker = sessionmaker
         self.client = client
         self.settings = settings
         self.metrics = metrics
+        #: Whether this process embeds (app.embeddings.lease): one worker per database does.
+        self.lease: Lease = lease or SoleLease()
         self.after_id = 0
         self._rescanned = time.monotonic()
 
     async def run_forever(self) -> None:
+        try:
+            await self._run()
+        finally:
+            await self.lease.release()
+
+    async def _run(self) -> None:
         first_pause = min(1.0, self.settings.embeddings_retry_seconds)
         pause = first_pause
         while True:
             try:
+                if not await self.lease.held():
+                    # Another process embeds; this one takes over when it stops.
+                    await asyncio.sleep(self.settings.embeddings_poll_seconds)
+                    continue
                 worked = await self.run_once()
             except EmbeddingsError as error:
                 self.metrics.embedding_failures.labels("worker", error.reason).inc()

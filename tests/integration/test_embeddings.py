@@ -301,3 +301,39 @@ async def test_a_hanging_api_holds_a_turn_with_recall_no_longer_than_the_query_b
     assert prompt["messages"][-1]["content"] == "Which animal lives with us?"
     labels = {"stage": "query", "reason": "timeout"}
     assert metric(app, "context_embedding_failures_total", labels) == 1
+
+
+async def test_one_process_embeds_and_another_takes_over_when_it_stops(
+    apps: RunningApp, fake: FakeEmbeddings
+) -> None:
+    # Two processes on one database (`serve --workers 2`), each its own API here, so that
+    # what each asked for shows: a message is paid for once, by whichever holds the lease.
+    first = create_app(make_settings(apps.database_url, **embedding_settings(fake)))
+    lifespan = first.router.lifespan_context(first)
+    await lifespan.__aenter__()
+    running = True
+    try:
+        transport = httpx.ASGITransport(app=first)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            sid = (await create_session(client))["id"]
+            await talk(client, sid, LINES[0])
+        await all_embedded(apps.database_url, sid, 2)
+        with serve_fake_embeddings() as other:
+            _, second = await apps.start(**embedding_settings(other))
+            await talk(second, sid, *LINES[1:3])
+            await all_embedded(apps.database_url, sid, 6)
+            # A few of the second worker's polls go by with nothing left to embed.
+            await asyncio.sleep(0.2)
+            assert other.texts() == []
+
+            await lifespan.__aexit__(None, None, None)
+            running = False
+            before = len(fake.texts())
+            await talk(second, sid, LINES[3])
+            await all_embedded(apps.database_url, sid, 8)
+
+            assert len(fake.texts()) == before
+            assert other.texts() == [LINES[3], "Noted."]
+    finally:
+        if running:
+            await lifespan.__aexit__(None, None, None)
