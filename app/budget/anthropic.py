@@ -67,7 +67,7 @@ def _text_blocks(content: Any) -> list[Block]:
             blocks.append({"type": "text", "text": part["text"]})
         elif part.get("type") == "image_url":
             url = str(part.get("image_url", {}).get("url", ""))
-            if url.startswith("data:") and ";base64," in url:
+            if url[:5].lower() == "data:" and ";base64," in url:
                 media_type, data = url[5:].split(";base64,", 1)
                 source = {"type": "base64", "media_type": media_type, "data": data}
             else:

@@ -24,6 +24,8 @@ _ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
 _RESULT_BLOCKS = ("text", "image", "image_url")
 #: The longest tool call id and tool name stored.
 MAX_TOOL_FIELD_CHARS = 128
+#: The image types Anthropic's image blocks take (and OpenAI's image parts).
+IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 #: Block fields an agent may send back from the API that contextd drops: ``cache_control``
 #: (contextd places its own breakpoints) and ``citations`` (pointers into documents it does
@@ -53,6 +55,23 @@ def _plain(block: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in block.items() if key not in _DROPPED_FIELDS}
 
 
+def data_url_problem(url: str) -> str | None:
+    """Why an image part's ``data:`` URL is not an image both formats take, or None (also
+    for any other URL: a remote image is the provider's to fetch)."""
+    if url[:5].lower() != "data:":
+        return None
+    header, _, data = url[5:].partition(",")
+    media_type, *parameters = header.split(";")
+    if media_type not in IMAGE_MEDIA_TYPES:
+        return (
+            f"a data: URL of type {media_type or 'none'!r} is not an image contextd takes; "
+            f"it takes {', '.join(IMAGE_MEDIA_TYPES)}"
+        )
+    if parameters != ["base64"] or not data:
+        return f"a data: URL must hold the image as base64: data:{media_type};base64,<data>"
+    return None
+
+
 def image_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:
     """An Anthropic ``image`` block as an ``image_url`` part."""
     source = block.get("source")
@@ -61,8 +80,11 @@ def image_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:
     kind = source.get("type")
     if kind == "base64":
         media_type, data = source.get("media_type"), source.get("data")
-        if not isinstance(media_type, str) or not media_type.startswith("image/"):
-            raise ValueError(f"{where} (image): source.media_type must be image/…")
+        if media_type not in IMAGE_MEDIA_TYPES:
+            raise ValueError(
+                f"{where} (image): source.media_type must be one of "
+                f"{', '.join(IMAGE_MEDIA_TYPES)}, not {media_type!r}"
+            )
         if not isinstance(data, str) or not data:
             raise ValueError(f"{where} (image): source.data must be the base64 image")
         return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{data}"}}

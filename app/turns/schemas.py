@@ -3,10 +3,20 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from app.limits import shallow_json
-from app.turns.anthropic_input import assistant_input, tool_result_input
+from app.turns.anthropic_input import (
+    assistant_input,
+    data_url_problem,
+    tool_result_input,
+)
 
 MAX_CONTENT_CHARS = 2_000_000
 MAX_CONTENT_PARTS = 256
@@ -18,7 +28,20 @@ class _Input(BaseModel):
 
 class ImageUrl(_Input):
     url: str = Field(min_length=1)
-    detail: Literal["auto", "low", "high"] | None = None
+    #: Left out when not given: OpenAI takes the key absent or one of these, never null.
+    detail: Literal["auto", "low", "high"] | None = Field(
+        default=None, exclude_if=lambda detail: detail is None
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _an_image(cls, url: str) -> str:
+        # Stored as sent, a document in a data: URL would go out as an image block that
+        # Anthropic refuses (and OpenAI too): refused here, where the agent can tell why.
+        problem = data_url_problem(url)
+        if problem is not None:
+            raise ValueError(problem)
+        return url
 
 
 class TextPart(_Input):

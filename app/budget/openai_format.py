@@ -1,0 +1,35 @@
+"""The prompt for an OpenAI-compatible chat API, from the stored chat shape.
+
+Two things stored for the Anthropic rendering, or by earlier releases, do not go out here:
+a tool result's images and ``is_error`` (:mod:`app.budget.tool_images` moves the one and drops
+the other); and an image's ``detail`` of null, which rows stored before it was left out carry
+(OpenAI takes the key absent or one of auto, low, high).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.budget.tool_images import is_image_part, openai_tool_results
+
+
+def _part(part: Any) -> Any:
+    if not is_image_part(part):
+        return part
+    image = part.get("image_url")
+    if not isinstance(image, Mapping) or "detail" not in image or image["detail"] is not None:
+        return part
+    return {**part, "image_url": {key: value for key, value in image.items() if key != "detail"}}
+
+
+def _message(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if isinstance(content, list):
+        message["content"] = [_part(part) for part in content]
+    return message
+
+
+def to_openai(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The assembled prompt as an OpenAI-compatible chat API takes it."""
+    return [_message(message) for message in openai_tool_results(messages)]

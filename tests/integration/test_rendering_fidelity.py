@@ -1,0 +1,165 @@
+"""What an agent sends comes back as it sent it, in either format, or is refused at the door:
+an image's ``detail``, and what a ``data:`` URL may carry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from tests.integration.test_anthropic_input import png
+from tests.support import create_session, start_turn, stored_messages
+
+PNG_URL = f"data:image/png;base64,{png(64, 64)}"
+
+
+async def post_step(
+    client: httpx.AsyncClient,
+    session_id: str,
+    turn_id: str,
+    body: dict[str, Any],
+    *,
+    prompt_format: str,
+) -> httpx.Response:
+    return await client.post(
+        f"/v1/sessions/{session_id}/turns/{turn_id}/steps", json={**body, "format": prompt_format}
+    )
+
+
+async def next_turn(
+    client: httpx.AsyncClient, session_id: str, turn_id: str, *, prompt_format: str
+) -> dict[str, Any]:
+    """Completes the turn and starts the next one: the prompt is read back from storage."""
+    done = await client.post(
+        f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
+        json={"assistant": {"content": "Done."}},
+    )
+    assert done.status_code == 200, done.text
+    response = await client.post(
+        f"/v1/sessions/{session_id}/turns",
+        json={"message": {"content": "And now?"}, "format": prompt_format},
+    )
+    assert response.status_code == 201, response.text
+    prompt: dict[str, Any] = response.json()
+    return prompt
+
+
+def openai_call(call_id: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "plot", "arguments": arguments}}
+
+
+def image_part(url: str, detail: str | None = None) -> dict[str, Any]:
+    image = {"url": url} if detail is None else {"url": url, "detail": detail}
+    return {"type": "image_url", "image_url": image}
+
+
+async def test_an_image_sent_without_detail_renders_without_the_key(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client, model="gpt-4o")
+    response = await client.post(
+        f"/v1/sessions/{session['id']}/turns",
+        json={"message": {"content": [{"type": "text", "text": "Look:"}, image_part(PNG_URL)]}},
+    )
+    assert response.status_code == 201, response.text
+    turn_id = response.json()["turn_id"]
+    anthropic_image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": png(64, 64)},
+    }
+    body = {
+        "assistant": {
+            "content": None,
+            "tool_calls": [openai_call("call_1", "{}"), openai_call("call_2", "{}")],
+        },
+        "tool_results": [
+            {
+                "tool_call_id": "call_1",
+                "content": [
+                    image_part(PNG_URL),
+                    image_part("https://example.com/chart.png", detail="low"),
+                ],
+            },
+            {"type": "tool_result", "tool_use_id": "call_2", "content": [anthropic_image]},
+        ],
+    }
+
+    step = await post_step(client, session["id"], turn_id, body, prompt_format="openai")
+    later = await next_turn(client, session["id"], turn_id, prompt_format="openai")
+
+    assert step.status_code == 200, step.text
+    for prompt in (step.json(), later):
+        images = [
+            part["image_url"]
+            for message in prompt["messages"]
+            if isinstance(message["content"], list)
+            for part in message["content"]
+            if part["type"] == "image_url"
+        ]
+        assert images == [
+            {"url": PNG_URL},
+            {"url": PNG_URL},
+            {"url": "https://example.com/chart.png", "detail": "low"},
+            {"url": PNG_URL},
+        ]
+
+
+async def test_a_data_url_that_is_not_an_image_is_refused_naming_what_is_taken(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client, model="claude-sonnet-4-5")
+    turn = await start_turn(client, session["id"], "Read these.")
+    steps = f"/v1/sessions/{session['id']}/turns/{turn['turn_id']}/steps"
+    call = openai_call("call_1", "{}")
+    cases = [
+        (
+            steps,
+            {
+                "assistant": {"content": None, "tool_calls": [call]},
+                "tool_results": [
+                    {
+                        "tool_call_id": "call_1",
+                        "content": [image_part(f"data:{media_type};base64,SGVsbG8=")],
+                    }
+                ],
+            },
+            media_type,
+        )
+        for media_type in ("application/pdf", "text/plain")
+    ]
+    cases.append(
+        (
+            f"/v1/sessions/{session['id']}/turns",
+            {"message": {"content": [image_part("data:application/pdf;base64,JVBE")]}},
+            "application/pdf",
+        )
+    )
+
+    for path, body, media_type in cases:
+        response = await client.post(path, json=body)
+
+        assert response.status_code == 422, response.text
+        error = response.json()["error"]
+        assert error["code"] == "invalid_request"
+        assert media_type in error["message"], error["message"]
+        assert "image/png, image/jpeg, image/gif, image/webp" in error["message"]
+    assert len(await stored_messages(client, session["id"])) == 1
+
+
+async def test_an_image_by_https_url_is_taken_in_a_tool_result(client: httpx.AsyncClient) -> None:
+    session = await create_session(client, model="claude-sonnet-4-5")
+    turn = await start_turn(client, session["id"], "Look at the chart.")
+    body = {
+        "assistant": {"content": None, "tool_calls": [openai_call("call_1", "{}")]},
+        "tool_results": [
+            {"tool_call_id": "call_1", "content": [image_part("https://example.com/c.png")]}
+        ],
+    }
+
+    step = await post_step(client, session["id"], turn["turn_id"], body, prompt_format="anthropic")
+
+    assert step.status_code == 200, step.text
+    result = step.json()["messages"][-1]["content"][0]
+    assert result["content"] == [
+        {"type": "image", "source": {"type": "url", "url": "https://example.com/c.png"}}
+    ]
