@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -76,13 +77,29 @@ def _text_blocks(content: Any) -> list[Block]:
     return blocks
 
 
+def _finite(number: str) -> float:
+    value = float(number)
+    if not math.isfinite(value):
+        raise ValueError(f"{number} is out of JSON's range")
+    return value
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def _tool_input(arguments: Any) -> dict[str, Any]:
     """Anthropic wants the input as an object; arguments that are not a JSON object are
-    passed under one key rather than dropped."""
+    passed under one key rather than dropped, and so are arguments with a number JSON cannot
+    write back (``1e999``, ``NaN``): read as a float, it would come out as null."""
     if isinstance(arguments, Mapping):
         return dict(arguments)
     try:
-        parsed = json.loads(arguments) if arguments else {}
+        parsed = (
+            json.loads(arguments, parse_float=_finite, parse_constant=_not_json)
+            if arguments
+            else {}
+        )
     except (TypeError, ValueError):
         parsed = None
     return parsed if isinstance(parsed, dict) else {"arguments": arguments}

@@ -16,6 +16,7 @@ refused with a message naming it (``assistant.content[2] (tool_use): ...``).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,6 +42,24 @@ def _known(block: Any, where: str, kinds: tuple[str, ...]) -> None:
             f"{where} ({block.get('type')}): not a block contextd takes here; "
             f"it takes {', '.join(kinds)}"
         )
+
+
+def _non_finite(value: Any, path: str) -> str | None:
+    """Where ``value`` first holds a number JSON cannot write (the request's ``1e999`` reads
+    as an infinity), or None. A walk rather than recursion: tool input may nest deeply."""
+    pending = [(value, path)]
+    while pending:
+        item, at = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return at
+        if isinstance(item, Mapping):
+            children = [(child, f"{at}.{key}") for key, child in item.items()]
+        elif isinstance(item, list):
+            children = [(child, f"{at}[{index}]") for index, child in enumerate(item)]
+        else:
+            continue
+        pending.extend(reversed(children))
+    return None
 
 
 def tool_arguments(tool_input: Mapping[str, Any]) -> str:
@@ -106,6 +125,13 @@ def _tool_call(block: Mapping[str, Any], where: str) -> dict[str, Any]:
             )
     if not isinstance(tool_input, Mapping):
         raise ValueError(f"{where} (tool_use): input must be an object")
+    # JSON has no infinity: stored, it would come back as null. Anthropic refuses it too.
+    out_of_range = _non_finite(tool_input, "input")
+    if out_of_range is not None:
+        raise ValueError(
+            f"{where} (tool_use): {out_of_range} is a number out of JSON's range "
+            "(infinite or NaN); send a finite number, or the value as a string"
+        )
     unknown = sorted(set(block) - {"type", "id", "name", "input", *_DROPPED_FIELDS})
     if unknown:
         raise ValueError(f"{where} (tool_use): unknown fields {unknown}")

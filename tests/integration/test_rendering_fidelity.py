@@ -1,8 +1,9 @@
 """What an agent sends comes back as it sent it, in either format, or is refused at the door:
-an image's ``detail``, and what a ``data:`` URL may carry."""
+the numbers of a tool's input, an image's ``detail``, and what a ``data:`` URL may carry."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -51,6 +52,65 @@ def openai_call(call_id: str, arguments: str) -> dict[str, Any]:
 def image_part(url: str, detail: str | None = None) -> dict[str, Any]:
     image = {"url": url} if detail is None else {"url": url, "detail": detail}
     return {"type": "image_url", "image_url": image}
+
+
+async def test_a_tool_input_number_json_cannot_carry_is_refused_by_name(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client, model="claude-sonnet-4-5")
+    turn = await start_turn(client, session["id"], "Plot it.")
+    blocks = [
+        {"type": "text", "text": "Plotting."},
+        {"type": "tool_use", "id": "toolu_01A", "name": "plot", "input": {"range": [0, "HUGE"]}},
+    ]
+    body = json.dumps(
+        {
+            "assistant": {"role": "assistant", "content": blocks},
+            "tool_results": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": "ok"}],
+            "format": "anthropic",
+        }
+    )
+
+    for number in ("1e999", "-1e999"):
+        response = await client.post(
+            f"/v1/sessions/{session['id']}/turns/{turn['turn_id']}/steps",
+            content=body.replace('"HUGE"', number),
+            headers={"content-type": "application/json"},
+        )
+
+        assert response.status_code == 422, response.text
+        error = response.json()["error"]
+        assert error["code"] == "invalid_request"
+        assert "assistant.content[1] (tool_use): input.range[1]" in error["message"]
+    assert len(await stored_messages(client, session["id"])) == 1
+
+
+async def test_tool_arguments_with_such_a_number_are_kept_as_the_agent_wrote_them(
+    client: httpx.AsyncClient,
+) -> None:
+    """The OpenAI shape's arguments are text: the OpenAI prompt gives them back unchanged,
+    and the Anthropic prompt, which wants an object, gets the text rather than a null."""
+    session = await create_session(client, model="claude-sonnet-4-5")
+    turn = await start_turn(client, session["id"], "Plot it.")
+    arguments = '{"range": [0, 1e999]}'
+    body = {
+        "assistant": {"content": None, "tool_calls": [openai_call("call_1", arguments)]},
+        "tool_results": [{"tool_call_id": "call_1", "content": "ok"}],
+    }
+
+    step = await post_step(client, session["id"], turn["turn_id"], body, prompt_format="openai")
+    later = await next_turn(client, session["id"], turn["turn_id"], prompt_format="anthropic")
+
+    assert step.status_code == 200, step.text
+    assistant = next(m for m in step.json()["messages"] if m.get("tool_calls"))
+    assert assistant["tool_calls"][0]["function"]["arguments"] == arguments
+    tool_use = next(
+        block
+        for message in later["messages"]
+        for block in message["content"]
+        if block["type"] == "tool_use"
+    )
+    assert tool_use["input"] == {"arguments": arguments}
 
 
 async def test_an_image_sent_without_detail_renders_without_the_key(

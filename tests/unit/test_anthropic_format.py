@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from app.budget.anthropic import AnthropicPrompt, anthropic_problems, to_anthropic
 
 
@@ -81,6 +83,20 @@ def test_arguments_that_are_not_a_json_object_are_kept() -> None:
     )
 
     assert prompt.messages[1]["content"][0]["input"] == {"arguments": "not json"}
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "NaN", "Infinity"])
+def test_arguments_with_a_number_json_cannot_write_are_kept_as_text(number: str) -> None:
+    arguments = f'{{"range": [0, {number}]}}'
+    prompt = to_anthropic(
+        [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": None, "tool_calls": [call("a", arguments)]},
+            {"role": "tool", "tool_call_id": "a", "content": "ok"},
+        ]
+    )
+
+    assert prompt.messages[1]["content"][0]["input"] == {"arguments": arguments}
 
 
 def test_images_become_image_blocks() -> None:

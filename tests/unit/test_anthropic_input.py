@@ -4,6 +4,7 @@ rendering, with nothing lost; tool results' images in the OpenAI shape."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -91,6 +92,19 @@ def test_an_openai_shaped_assistant_is_left_as_it_is() -> None:
                 "tool_calls": [{"id": "u"}],
             },
             "not both",
+        ),
+        (
+            {
+                "content": [
+                    {"type": "text", "text": "Plotting."},
+                    {"type": "tool_use", "id": "t", "name": "w", "input": {"at": [0, -math.inf]}},
+                ]
+            },
+            "assistant.content[1] (tool_use): input.at[1] is a number out of JSON's range",
+        ),
+        (
+            {"content": [{"type": "tool_use", "id": "t", "name": "w", "input": {"x": math.nan}}]},
+            "assistant.content[0] (tool_use): input.x is a number out of JSON's range",
         ),
     ],
 )
