@@ -1,9 +1,11 @@
 """The prompt for an OpenAI-compatible chat API, from the stored chat shape.
 
-Two things stored for the Anthropic rendering, or by earlier releases, do not go out here:
+Three things stored for the Anthropic rendering, or by earlier releases, do not go out here:
 a tool result's images and ``is_error`` (:mod:`app.budget.tool_images` moves the one and drops
-the other); and an image's ``detail`` of null, which rows stored before it was left out carry
-(OpenAI takes the key absent or one of auto, low, high).
+the other); a tool call's place among its message's text (``after_parts``: the chat shape has
+content and tool calls apart, so that order cannot be kept); and an image's ``detail`` of
+null, which rows stored before it was left out carry (OpenAI takes the key absent or one of
+auto, low, high).
 """
 
 from __future__ import annotations
@@ -11,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.budget.anthropic import CALL_POSITION
 from app.budget.tool_images import is_image_part, openai_tool_results
+
+
+def _call(call: Mapping[str, Any]) -> Mapping[str, Any]:
+    if CALL_POSITION not in call:
+        return call
+    return {key: value for key, value in call.items() if key != CALL_POSITION}
 
 
 def _part(part: Any) -> Any:
@@ -27,6 +36,8 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
     content = message.get("content")
     if isinstance(content, list):
         message["content"] = [_part(part) for part in content]
+    if message.get("tool_calls"):
+        message["tool_calls"] = [_call(call) for call in message["tool_calls"]]
     return message
 
 

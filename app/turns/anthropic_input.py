@@ -9,6 +9,11 @@ gives back exactly the ``input`` it was sent. Thinking blocks stay where they we
 Image blocks (base64 or url source) become ``image_url`` parts, which the Anthropic rendering
 turns back into the same blocks.
 
+The chat shape keeps an assistant's content and its tool calls apart. When the agent's blocks
+interleave them (``text, tool_use, text, tool_use``), each call is stored with
+``after_parts``, how many content parts came before it, so the Anthropic rendering puts it back
+where it was (:func:`call_positions`).
+
 Everything here is conversion of plain JSON values; a block that cannot be converted is
 refused with a message naming it (``assistant.content[2] (tool_use): ...``).
 """
@@ -19,6 +24,8 @@ import json
 import math
 from collections.abc import Mapping
 from typing import Any
+
+from app.budget.tokens import REASONING_PART_TYPES
 
 #: The blocks an assistant message may hold, and a tool result's content.
 _ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
@@ -177,6 +184,24 @@ def assistant_input(data: Any, *, answer: bool = False) -> Any:
         message["tool_calls"] = calls
     message["content"] = kept or None
     return message
+
+
+def call_positions(data: Any) -> list[int] | None:
+    """For an Anthropic assistant message, how many content parts came before each of its
+    ``tool_use`` blocks (thinking blocks aside: the rendering puts them first anyway); None
+    when the calls all follow the parts, the order the rendering gives without positions.
+    Read after :func:`assistant_input` took the message."""
+    content = data.get("content") if isinstance(data, Mapping) else None
+    if not isinstance(content, list):
+        return None
+    positions: list[int] = []
+    parts = 0
+    for block in content:
+        if block.get("type") == "tool_use":
+            positions.append(parts)
+        elif block.get("type") not in REASONING_PART_TYPES:
+            parts += 1
+    return positions if any(position < parts for position in positions) else None
 
 
 def tool_result_input(data: Any, index: int) -> Any:

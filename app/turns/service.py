@@ -190,7 +190,7 @@ class TurnService:
             turn_seq=turn_seq,
             role="assistant",
             content=body.assistant.model_dump(mode="json")["content"],
-            tool_calls=[call.model_dump(mode="json") for call in body.assistant.tool_calls],
+            tool_calls=body.assistant.stored_tool_calls(),
             reasoning_content=body.assistant.reasoning_content,
         )
         results = tuple(

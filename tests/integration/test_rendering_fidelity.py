@@ -1,5 +1,6 @@
 """What an agent sends comes back as it sent it, in either format, or is refused at the door:
-the numbers of a tool's input, an image's ``detail``, and what a ``data:`` URL may carry."""
+the order of an assistant's blocks, the numbers of a tool's input, an image's ``detail``, and
+what a ``data:`` URL may carry."""
 
 from __future__ import annotations
 
@@ -8,10 +9,22 @@ from typing import Any
 
 import httpx
 
-from tests.integration.test_anthropic_input import png
+from app.budget.anthropic import AnthropicPrompt, anthropic_problems
+from app.budget.assembly import chat_problems
+from tests.integration.test_anthropic_input import png, without_breakpoints
 from tests.support import create_session, start_turn, stored_messages
 
 PNG_URL = f"data:image/png;base64,{png(64, 64)}"
+INTERLEAVED = [
+    {"type": "text", "text": "First the weather."},
+    {"type": "tool_use", "id": "toolu_01A", "name": "weather", "input": {"city": "Lisbon"}},
+    {"type": "text", "text": "Then a screenshot of the forecast page."},
+    {"type": "tool_use", "id": "toolu_01B", "name": "screenshot", "input": {}},
+]
+RESULTS = [
+    {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "21C"},
+    {"type": "tool_result", "tool_use_id": "toolu_01B", "content": "The page."},
+]
 
 
 async def post_step(
@@ -45,13 +58,54 @@ async def next_turn(
     return prompt
 
 
-def openai_call(call_id: str, arguments: str) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": "plot", "arguments": arguments}}
+def openai_call(call_id: str, arguments: str, name: str = "plot") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def image_part(url: str, detail: str | None = None) -> dict[str, Any]:
     image = {"url": url} if detail is None else {"url": url, "detail": detail}
     return {"type": "image_url", "image_url": image}
+
+
+async def test_text_between_tool_calls_comes_back_where_the_agent_put_it(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client, model="claude-sonnet-4-5")
+    turn = await start_turn(client, session["id"], "Weather in Lisbon, and the page?")
+    body = {"assistant": {"role": "assistant", "content": INTERLEAVED}, "tool_results": RESULTS}
+
+    step = await post_step(client, session["id"], turn["turn_id"], body, prompt_format="anthropic")
+    later = await next_turn(client, session["id"], turn["turn_id"], prompt_format="anthropic")
+
+    assert step.status_code == 200, step.text
+    for prompt in (step.json(), later):
+        assert anthropic_problems(AnthropicPrompt(prompt["system"], prompt["messages"])) == []
+        assistant = next(m for m in prompt["messages"] if m["role"] == "assistant")
+        assert without_breakpoints(assistant["content"]) == INTERLEAVED
+
+
+async def test_the_openai_prompt_of_interleaved_blocks_is_the_plain_chat_shape(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client, model="gpt-4o")
+    turn = await start_turn(client, session["id"], "Weather in Lisbon, and the page?")
+    body = {"assistant": {"role": "assistant", "content": INTERLEAVED}, "tool_results": RESULTS}
+
+    step = await post_step(client, session["id"], turn["turn_id"], body, prompt_format="openai")
+    later = await next_turn(client, session["id"], turn["turn_id"], prompt_format="openai")
+
+    assert step.status_code == 200, step.text
+    for prompt in (step.json(), later):
+        assert chat_problems(prompt["messages"]) == []
+        assistant = next(m for m in prompt["messages"] if m.get("tool_calls"))
+        assert [text["text"] for text in assistant["content"]] == [
+            "First the weather.",
+            "Then a screenshot of the forecast page.",
+        ]
+        assert assistant["tool_calls"] == [
+            openai_call("toolu_01A", '{"city": "Lisbon"}', name="weather"),
+            openai_call("toolu_01B", "{}", name="screenshot"),
+        ]
 
 
 async def test_a_tool_input_number_json_cannot_carry_is_refused_by_name(

@@ -20,6 +20,7 @@ from app.budget.tool_images import (
 )
 from app.turns.anthropic_input import (
     assistant_input,
+    call_positions,
     data_url_problem,
     tool_arguments,
     tool_result_input,
@@ -163,6 +164,18 @@ def test_an_image_that_cannot_be_read_is_named(block: dict[str, Any], problem: s
         ValueError, match=rf"tool_results\[2\]\.content\[0\] \(image\): .*{problem}"
     ):
         tool_result_input({"type": "tool_result", "tool_use_id": "t", "content": [block]}, 2)
+
+
+def use(call_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "w", "input": {}}
+
+
+def test_a_call_between_texts_records_how_many_parts_came_before_it() -> None:
+    text = {"type": "text", "text": "Hm."}
+    assert call_positions({"content": [THINKING, text, use("a"), text, use("b")]}) == [1, 2]
+    # Calls after all the text: the order the rendering gives anyway, nothing to record.
+    assert call_positions({"content": [THINKING, text, use("a"), use("b")]}) is None
+    assert call_positions({"content": "Hi", "tool_calls": [{"id": "a"}]}) is None
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.budget.assembly import chat_problems
 from app.budget.openai_format import to_openai
 
 CALL = {"id": "a", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
 PNG = "data:image/png;base64,iVBO"
+
+
+def test_a_call_leaves_its_place_among_the_text_behind() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "One."}, {"type": "text", "text": "Two."}],
+            "tool_calls": [{**CALL, "after_parts": 1}],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "21C"},
+    ]
+
+    converted = to_openai(messages)
+
+    assert converted[1]["tool_calls"] == [CALL]
+    assert converted[1]["content"] == messages[1]["content"]
+    assert messages[1]["tool_calls"][0]["after_parts"] == 1
+    assert chat_problems(converted) == []
 
 
 def test_a_null_detail_stored_by_an_earlier_release_is_left_out() -> None:
