@@ -291,10 +291,14 @@ def _problem(problem: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _validation_summary(problems: Sequence[Mapping[str, Any]]) -> str:
-    """The message: what is wrong and where, for the first problem (details list them all)."""
+    """The message: what is wrong and where, for the first problem a validator of contextd
+    worded, else the first problem (details list them all). A value that fails one branch of
+    a union fails the others too, in pydantic's words: "Input should be a valid string" for
+    a part list says less than the part's own problem."""
     if not problems:
         return "the request is malformed"
-    first = _problem(problems[0])
+    worded = (problem for problem in problems if problem.get("type") == "value_error")
+    first = _problem(next(worded, problems[0]))
     more = f" (and {len(problems) - 1} more in details.errors)" if len(problems) > 1 else ""
     return f"the request is malformed: {first['location']}: {first['problem']}{more}"
 

@@ -8,24 +8,33 @@ An assistant's ``thinking`` and ``redacted_thinking`` blocks go back exactly as 
 produced them (their signatures are checked by the API) and first in their message, as the
 API requires. An OpenAI-shaped ``reasoning_content`` has no signature and no place in this
 format: it is left out here, and kept in the OpenAI rendering.
+
+The chat shape keeps an assistant's text and its tool calls apart; a call stored with
+``after_parts`` (how many of the message's content parts came before it) goes back to that
+place among the text, so blocks sent as ``text, tool_use, text, tool_use`` come back so. A call
+without it (the OpenAI shape, and calls whose blocks all followed the text) follows the text.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.budget.tokens import REASONING_PART_TYPES
+from app.budget.tokens import REASONING_PART_TYPES, is_reasoning_part
 
 Block = dict[str, Any]
 #: Blocks that must open their message: results answering the previous message's calls, and
 #: the thinking that led to an assistant's answer.
 _LEADING_BLOCKS = frozenset({"tool_result", *REASONING_PART_TYPES})
 OPENING_PLACEHOLDER = "(The conversation so far is summarised in the system prompt.)"
+#: A stored tool call's key: how many of its message's content parts (thinking aside) the
+#: agent sent before it. Only this rendering reads it; the OpenAI rendering leaves it out.
+CALL_POSITION = "after_parts"
 
 #: The tool_use ids Anthropic accepts.
 _VALID_TOOL_ID = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -54,38 +63,89 @@ class AnthropicPrompt:
     messages: list[dict[str, Any]]
 
 
+def _part_block(part: Any) -> Block | None:
+    """A content part as a block; None for empty text, which Anthropic refuses."""
+    if not isinstance(part, Mapping):
+        return None
+    if part.get("type") in REASONING_PART_TYPES:
+        return dict(part)
+    if part.get("type") == "text" and str(part.get("text", "")).strip():
+        return {"type": "text", "text": part["text"]}
+    if part.get("type") == "image_url":
+        url = str(part.get("image_url", {}).get("url", ""))
+        if url[:5].lower() == "data:" and ";base64," in url:
+            media_type, data = url[5:].split(";base64,", 1)
+            source = {"type": "base64", "media_type": media_type, "data": data}
+        else:
+            source = {"type": "url", "url": url}
+        return {"type": "image", "source": source}
+    return None
+
+
 def _text_blocks(content: Any) -> list[Block]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content.strip() else []
-    blocks: list[Block] = []
-    for part in content or ():
-        if not isinstance(part, Mapping):
-            continue
-        if part.get("type") in REASONING_PART_TYPES:
-            blocks.append(dict(part))
-        elif part.get("type") == "text" and str(part.get("text", "")).strip():
-            blocks.append({"type": "text", "text": part["text"]})
-        elif part.get("type") == "image_url":
-            url = str(part.get("image_url", {}).get("url", ""))
-            if url.startswith("data:") and ";base64," in url:
-                media_type, data = url[5:].split(";base64,", 1)
-                source = {"type": "base64", "media_type": media_type, "data": data}
-            else:
-                source = {"type": "url", "url": url}
-            blocks.append({"type": "image", "source": source})
-    return blocks
+    return [block for block in map(_part_block, content or ()) if block is not None]
+
+
+def _finite(number: str) -> float:
+    value = float(number)
+    if not math.isfinite(value):
+        raise ValueError(f"{number} is out of JSON's range")
+    return value
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _tool_input(arguments: Any) -> dict[str, Any]:
     """Anthropic wants the input as an object; arguments that are not a JSON object are
-    passed under one key rather than dropped."""
+    passed under one key rather than dropped, and so are arguments with a number JSON cannot
+    write back (``1e999``, ``NaN``): read as a float, it would come out as null."""
     if isinstance(arguments, Mapping):
         return dict(arguments)
     try:
-        parsed = json.loads(arguments) if arguments else {}
+        parsed = (
+            json.loads(arguments, parse_float=_finite, parse_constant=_not_json)
+            if arguments
+            else {}
+        )
     except (TypeError, ValueError):
         parsed = None
     return parsed if isinstance(parsed, dict) else {"arguments": arguments}
+
+
+def _tool_use(call: Mapping[str, Any]) -> Block:
+    function = call.get("function", {})
+    return {
+        "type": "tool_use",
+        "id": anthropic_tool_id(call["id"]),
+        "name": function.get("name", ""),
+        "input": _tool_input(function.get("arguments")),
+    }
+
+
+def _content_blocks(message: Mapping[str, Any]) -> list[Block]:
+    """A user's or an assistant's blocks: its parts, and its calls each where it was sent.
+
+    A part after ``n`` others (thinking aside) sorts at ``n + 0.5``, a call sent after ``n``
+    parts at ``n``: just before that part. A call without a position sorts after them all."""
+    content = message.get("content")
+    parts = content if isinstance(content, list) else _text_blocks(content)
+    placed: list[tuple[float, Block]] = []
+    before = 0
+    for part in parts:
+        block = _part_block(part)
+        if block is not None:
+            placed.append((before + 0.5, block))
+        if not is_reasoning_part(part):
+            before += 1
+    for call in message.get("tool_calls") or ():
+        position = call.get(CALL_POSITION)
+        placed.append((position if isinstance(position, int) else math.inf, _tool_use(call)))
+    placed.sort(key=lambda item: item[0])
+    return [block for _, block in placed]
 
 
 def _blocks(message: Mapping[str, Any]) -> tuple[str, list[Block]]:
@@ -104,18 +164,7 @@ def _blocks(message: Mapping[str, Any]) -> tuple[str, list[Block]]:
         if message.get("is_error"):
             block["is_error"] = True
         return "user", [block]
-    blocks = _text_blocks(message.get("content"))
-    for call in message.get("tool_calls") or ():
-        function = call.get("function", {})
-        blocks.append(
-            {
-                "type": "tool_use",
-                "id": anthropic_tool_id(call["id"]),
-                "name": function.get("name", ""),
-                "input": _tool_input(function.get("arguments")),
-            }
-        )
-    return ("assistant" if role == "assistant" else "user"), blocks
+    return ("assistant" if role == "assistant" else "user"), _content_blocks(message)
 
 
 def _leading_block_order(block: Block) -> bool:

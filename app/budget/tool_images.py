@@ -85,14 +85,6 @@ def split_tool_message(
     return {**tool, "content": f"{text}\n\n{note}" if text.strip() else note}, carrier
 
 
-def openai_differs(messages: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether any tool result reads otherwise in the OpenAI format (images, ``is_error``)."""
-    return any(
-        m.get("role") == "tool" and ("is_error" in m or image_count(m.get("content")))
-        for m in messages
-    )
-
-
 def openai_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The prompt with tool results' images moved to user messages after each run of tool
     results, and without Anthropic's ``is_error``."""

@@ -9,6 +9,11 @@ gives back exactly the ``input`` it was sent. Thinking blocks stay where they we
 Image blocks (base64 or url source) become ``image_url`` parts, which the Anthropic rendering
 turns back into the same blocks.
 
+The chat shape keeps an assistant's content and its tool calls apart. When the agent's blocks
+interleave them (``text, tool_use, text, tool_use``), each call is stored with
+``after_parts``, how many content parts came before it, so the Anthropic rendering puts it back
+where it was (:func:`call_positions`).
+
 Everything here is conversion of plain JSON values; a block that cannot be converted is
 refused with a message naming it (``assistant.content[2] (tool_use): ...``).
 """
@@ -16,14 +21,19 @@ refused with a message naming it (``assistant.content[2] (tool_use): ...``).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
+
+from app.budget.tokens import REASONING_PART_TYPES
 
 #: The blocks an assistant message may hold, and a tool result's content.
 _ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
 _RESULT_BLOCKS = ("text", "image", "image_url")
 #: The longest tool call id and tool name stored.
 MAX_TOOL_FIELD_CHARS = 128
+#: The image types Anthropic's image blocks take (and OpenAI's image parts).
+IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 #: Block fields an agent may send back from the API that contextd drops: ``cache_control``
 #: (contextd places its own breakpoints) and ``citations`` (pointers into documents it does
@@ -41,6 +51,24 @@ def _known(block: Any, where: str, kinds: tuple[str, ...]) -> None:
         )
 
 
+def _non_finite(value: Any, path: str) -> str | None:
+    """Where ``value`` first holds a number JSON cannot write (the request's ``1e999`` reads
+    as an infinity), or None. A walk rather than recursion: tool input may nest deeply."""
+    pending = [(value, path)]
+    while pending:
+        item, at = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return at
+        if isinstance(item, Mapping):
+            children = [(child, f"{at}.{key}") for key, child in item.items()]
+        elif isinstance(item, list):
+            children = [(child, f"{at}[{index}]") for index, child in enumerate(item)]
+        else:
+            continue
+        pending.extend(reversed(children))
+    return None
+
+
 def tool_arguments(tool_input: Mapping[str, Any]) -> str:
     """The tool call's ``arguments`` for an Anthropic ``input``; ``json.loads`` of it gives
     the same object back."""
@@ -53,6 +81,23 @@ def _plain(block: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in block.items() if key not in _DROPPED_FIELDS}
 
 
+def data_url_problem(url: str) -> str | None:
+    """Why an image part's ``data:`` URL is not an image both formats take, or None (also
+    for any other URL: a remote image is the provider's to fetch)."""
+    if url[:5].lower() != "data:":
+        return None
+    header, _, data = url[5:].partition(",")
+    media_type, *parameters = header.split(";")
+    if media_type not in IMAGE_MEDIA_TYPES:
+        return (
+            f"a data: URL of type {media_type or 'none'!r} is not an image contextd takes; "
+            f"it takes {', '.join(IMAGE_MEDIA_TYPES)}"
+        )
+    if parameters != ["base64"] or not data:
+        return f"a data: URL must hold the image as base64: data:{media_type};base64,<data>"
+    return None
+
+
 def image_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:
     """An Anthropic ``image`` block as an ``image_url`` part."""
     source = block.get("source")
@@ -61,8 +106,11 @@ def image_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:
     kind = source.get("type")
     if kind == "base64":
         media_type, data = source.get("media_type"), source.get("data")
-        if not isinstance(media_type, str) or not media_type.startswith("image/"):
-            raise ValueError(f"{where} (image): source.media_type must be image/…")
+        if media_type not in IMAGE_MEDIA_TYPES:
+            raise ValueError(
+                f"{where} (image): source.media_type must be one of "
+                f"{', '.join(IMAGE_MEDIA_TYPES)}, not {media_type!r}"
+            )
         if not isinstance(data, str) or not data:
             raise ValueError(f"{where} (image): source.data must be the base64 image")
         return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{data}"}}
@@ -84,6 +132,13 @@ def _tool_call(block: Mapping[str, Any], where: str) -> dict[str, Any]:
             )
     if not isinstance(tool_input, Mapping):
         raise ValueError(f"{where} (tool_use): input must be an object")
+    # JSON has no infinity: stored, it would come back as null. Anthropic refuses it too.
+    out_of_range = _non_finite(tool_input, "input")
+    if out_of_range is not None:
+        raise ValueError(
+            f"{where} (tool_use): {out_of_range} is a number out of JSON's range "
+            "(infinite or NaN); send a finite number, or the value as a string"
+        )
     unknown = sorted(set(block) - {"type", "id", "name", "input", *_DROPPED_FIELDS})
     if unknown:
         raise ValueError(f"{where} (tool_use): unknown fields {unknown}")
@@ -129,6 +184,24 @@ def assistant_input(data: Any, *, answer: bool = False) -> Any:
         message["tool_calls"] = calls
     message["content"] = kept or None
     return message
+
+
+def call_positions(data: Any) -> list[int] | None:
+    """For an Anthropic assistant message, how many content parts came before each of its
+    ``tool_use`` blocks (thinking blocks aside: the rendering puts them first anyway); None
+    when the calls all follow the parts, the order the rendering gives without positions.
+    Read after :func:`assistant_input` took the message."""
+    content = data.get("content") if isinstance(data, Mapping) else None
+    if not isinstance(content, list):
+        return None
+    positions: list[int] = []
+    parts = 0
+    for block in content:
+        if block.get("type") == "tool_use":
+            positions.append(parts)
+        elif block.get("type") not in REASONING_PART_TYPES:
+            parts += 1
+    return positions if any(position < parts for position in positions) else None
 
 
 def tool_result_input(data: Any, index: int) -> Any:

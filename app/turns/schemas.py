@@ -3,10 +3,24 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
+from app.budget.anthropic import CALL_POSITION
 from app.limits import shallow_json
-from app.turns.anthropic_input import assistant_input, tool_result_input
+from app.turns.anthropic_input import (
+    assistant_input,
+    call_positions,
+    data_url_problem,
+    tool_result_input,
+)
 
 MAX_CONTENT_CHARS = 2_000_000
 MAX_CONTENT_PARTS = 256
@@ -18,7 +32,20 @@ class _Input(BaseModel):
 
 class ImageUrl(_Input):
     url: str = Field(min_length=1)
-    detail: Literal["auto", "low", "high"] | None = None
+    #: Left out when not given: OpenAI takes the key absent or one of these, never null.
+    detail: Literal["auto", "low", "high"] | None = Field(
+        default=None, exclude_if=lambda detail: detail is None
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _an_image(cls, url: str) -> str:
+        # Stored as sent, a document in a data: URL would go out as an image block that
+        # Anthropic refuses (and OpenAI too): refused here, where the agent can tell why.
+        problem = data_url_problem(url)
+        if problem is not None:
+            raise ValueError(problem)
+        return url
 
 
 class TextPart(_Input):
@@ -150,11 +177,28 @@ class StepAssistant(_Input):
     #: An OpenAI-shaped model's reasoning (DeepSeek, vLLM, OpenRouter), kept as sent.
     reasoning_content: str | None = Field(default=None, max_length=MAX_CONTENT_CHARS)
     tool_calls: list[ToolCall] = Field(min_length=1, max_length=128)
+    #: Anthropic blocks that interleave text and calls: how many parts came before each call.
+    _call_positions: list[int] | None = PrivateAttr(default=None)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _from_anthropic(cls, data: Any) -> Any:
-        return assistant_input(data)
+    def _from_anthropic(
+        cls, data: Any, handler: ModelWrapValidatorHandler[StepAssistant]
+    ) -> StepAssistant:
+        assistant = handler(assistant_input(data))
+        assistant._call_positions = call_positions(data)
+        return assistant
+
+    def stored_tool_calls(self) -> list[dict[str, Any]]:
+        """The calls as stored: each with its place among the content parts when the agent's
+        blocks put text after a call, so the Anthropic rendering gives that order back."""
+        calls = [call.model_dump(mode="json") for call in self.tool_calls]
+        if self._call_positions is None:
+            return calls
+        return [
+            {**call, CALL_POSITION: position}
+            for call, position in zip(calls, self._call_positions, strict=True)
+        ]
 
 
 class ToolResult(_Input):

@@ -39,10 +39,10 @@ from app.budget.decision import (
     decide,
     plan_assembly,
 )
+from app.budget.openai_format import to_openai
 from app.budget.recall import RecallBlock, RecallHit, recall_block, with_recall
 from app.budget.summary import SummaryContent
 from app.budget.tokens import content_text, count_message
-from app.budget.tool_images import openai_differs, openai_tool_results
 from app.db import WriteBatch
 from app.errors import BudgetExceededError, ConflictError, NotFoundError, ToolCallIdReusedError
 from app.metrics import model_label
@@ -190,7 +190,7 @@ class TurnService:
             turn_seq=turn_seq,
             role="assistant",
             content=body.assistant.model_dump(mode="json")["content"],
-            tool_calls=[call.model_dump(mode="json") for call in body.assistant.tool_calls],
+            tool_calls=body.assistant.stored_tool_calls(),
             reasoning_content=body.assistant.reasoning_content,
         )
         results = tuple(
@@ -895,11 +895,7 @@ def _in_format(
     assembly: AssemblyOut, prompt_format: PromptFormat, *, stable_messages: int
 ) -> AssemblyOut:
     if prompt_format == "openai":
-        if not openai_differs(assembly.messages):
-            return assembly
-        # Tool results' images go in a user message after the results, and is_error is
-        # Anthropic's alone (app.budget.tool_images).
-        return assembly.model_copy(update={"messages": openai_tool_results(assembly.messages)})
+        return assembly.model_copy(update={"messages": to_openai(assembly.messages)})
     converted = to_anthropic(assembly.messages, stable_messages=stable_messages)
     return assembly.model_copy(
         update={"format": "anthropic", "system": converted.system, "messages": converted.messages}

@@ -221,7 +221,7 @@ async def test_blocks_that_cannot_be_converted_are_refused_by_name_and_nothing_i
                     {"type": "tool_result", "tool_use_id": "toolu_01B", "content": [pdf]},
                 ]
             ),
-            "tool_results[1].content[0] (image): source.media_type must be image/",
+            "tool_results[1].content[0] (image): source.media_type must be one of image/png",
         ),
         (
             f"{url}/complete",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from app.budget.anthropic import AnthropicPrompt, anthropic_problems, to_anthropic
 
 
@@ -81,6 +83,20 @@ def test_arguments_that_are_not_a_json_object_are_kept() -> None:
     )
 
     assert prompt.messages[1]["content"][0]["input"] == {"arguments": "not json"}
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "NaN", "Infinity"])
+def test_arguments_with_a_number_json_cannot_write_are_kept_as_text(number: str) -> None:
+    arguments = f'{{"range": [0, {number}]}}'
+    prompt = to_anthropic(
+        [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": None, "tool_calls": [call("a", arguments)]},
+            {"role": "tool", "tool_call_id": "a", "content": "ok"},
+        ]
+    )
+
+    assert prompt.messages[1]["content"][0]["input"] == {"arguments": arguments}
 
 
 def test_images_become_image_blocks() -> None:
@@ -267,3 +283,46 @@ def test_more_than_four_breakpoints_is_a_problem() -> None:
     prompt = AnthropicPrompt([text], [{"role": "user", "content": [text, text, text, text]}])
 
     assert anthropic_problems(prompt) == ["5 cache breakpoints, over 4"]
+
+
+def test_calls_go_back_where_they_stood_among_the_text() -> None:
+    """A stored call says how many content parts (thinking aside) came before it; one that
+    does not (the OpenAI shape, older rows) follows the text."""
+    text = [{"type": "text", "text": t} for t in ("First.", "", "Then.")]
+    prompt = to_anthropic(
+        [
+            {"role": "user", "content": "Go."},
+            {
+                "role": "assistant",
+                "content": [THINKING, *text],
+                "tool_calls": [
+                    {**call("a"), "after_parts": 1},
+                    {**call("b"), "after_parts": 3},
+                    call("c"),
+                ],
+            },
+            *({"role": "tool", "tool_call_id": i, "content": "ok"} for i in "abc"),
+        ]
+    )
+
+    blocks = prompt.messages[1]["content"]
+    assert [b.get("text", b.get("id")) for b in blocks[1:]] == ["First.", "a", "Then.", "b", "c"]
+    assert blocks[0] == THINKING
+    assert "after_parts" not in str(blocks)
+    assert anthropic_problems(prompt) == []
+
+
+def test_calls_keep_their_order_when_the_text_before_them_is_gone() -> None:
+    prompt = to_anthropic(
+        [
+            {"role": "user", "content": "Go."},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{**call("a"), "after_parts": 1}, {**call("b"), "after_parts": 2}],
+            },
+            *({"role": "tool", "tool_call_id": i, "content": "ok"} for i in "ab"),
+        ]
+    )
+
+    assert [b["id"] for b in prompt.messages[1]["content"]] == ["a", "b"]
