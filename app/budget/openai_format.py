@@ -17,7 +17,8 @@ from app.budget.anthropic import CALL_POSITION
 from app.budget.tool_images import is_image_part, openai_tool_results
 
 
-def _call(call: Mapping[str, Any]) -> Mapping[str, Any]:
+def chat_call(call: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A stored tool call as the chat shape has it."""
     if CALL_POSITION not in call:
         return call
     return {key: value for key, value in call.items() if key != CALL_POSITION}
@@ -37,7 +38,7 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
     if isinstance(content, list):
         message["content"] = [_part(part) for part in content]
     if message.get("tool_calls"):
-        message["tool_calls"] = [_call(call) for call in message["tool_calls"]]
+        message["tool_calls"] = [chat_call(call) for call in message["tool_calls"]]
     return message
 
 

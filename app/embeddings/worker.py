@@ -4,11 +4,11 @@ Its work list is the messages themselves: any message with no row in ``message_e
 for the configured model is still to do. A turn writes nothing more for it, and nothing is
 lost when a process stops: the next worker, in this process or another, finds the same
 messages missing. One process's worker embeds at a time, the one holding the lease
-(app.embeddings.lease); the others wait to take over. It reads forward from the last id it embedded, and from the start again
-after a restart and every ``RESCAN_SECONDS`` while idle (a Postgres transaction can commit a
-message with a lower id after a higher one). When the API fails, the worker waits (1 s,
-doubling up to ``embeddings_retry_seconds``) and tries the same messages again; search and
-recall rank by full text meanwhile.
+(app.embeddings.lease); the others wait to take over. It reads forward from the last id it
+embedded, and from the start again after a restart and every ``RESCAN_SECONDS`` while idle (a
+Postgres transaction can commit a message with a lower id after a higher one). When the API
+fails, the worker waits (1 s, doubling up to ``embeddings_retry_seconds``) and tries the same
+messages again; search and recall rank by full text meanwhile.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from pydantic import (
 )
 
 from app.budget.anthropic import CALL_POSITION
+from app.budget.openai_format import chat_call
 from app.limits import shallow_json
 from app.turns.anthropic_input import (
     assistant_input,
@@ -335,6 +336,13 @@ class StoredMessage(BaseModel):
     state: str
     summary_id: int | None
     created_at: datetime
+
+    @field_validator("tool_calls")
+    @classmethod
+    def _as_the_chat_shape_has_them(cls, calls: list[Any] | None) -> list[Any] | None:
+        # A call's place among Anthropic blocks is the Anthropic rendering's to read; an
+        # agent replaying this history to a chat API must not send it.
+        return [chat_call(call) for call in calls] if calls else calls
 
 
 class MessagePage(BaseModel):

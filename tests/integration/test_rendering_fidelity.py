@@ -106,6 +106,12 @@ async def test_the_openai_prompt_of_interleaved_blocks_is_the_plain_chat_shape(
             openai_call("toolu_01A", '{"city": "Lisbon"}', name="weather"),
             openai_call("toolu_01B", "{}", name="screenshot"),
         ]
+    # The history an agent may replay to a chat API holds the same calls, nothing of ours.
+    history = await stored_messages(client, session["id"])
+    assert next(m for m in history if m["tool_calls"])["tool_calls"] == [
+        openai_call("toolu_01A", '{"city": "Lisbon"}', name="weather"),
+        openai_call("toolu_01B", "{}", name="screenshot"),
+    ]
 
 
 async def test_a_tool_input_number_json_cannot_carry_is_refused_by_name(
