@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -66,6 +67,9 @@ class Runtime:
     recalls: LRU[tuple[object, ...], tuple[RecallHit, ...]] = field(
         default_factory=lambda: LRU(1024)
     )
+    #: Capped tool results already cut (app.budget.views.CapMemo): each is at most the cap
+    #: (a share of the window), so this holds at most this many windows' shares.
+    capped_results: LRU[Hashable, tuple[Any, int, int]] = field(default_factory=lambda: LRU(128))
     #: The embeddings API, when configured (``Settings.embeds``); None: full text only.
     embedder: EmbeddingsClient | None = None
 

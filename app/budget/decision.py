@@ -65,6 +65,7 @@ from app.budget.recall import RECALL_PREFIX, RecallBlock
 from app.budget.summary import SummaryContent, has_lines, render_summary
 from app.budget.tokens import TokenCounter, content_text, count_message
 from app.budget.views import (
+    CapMemo,
     SetAside,
     ViewReport,
     capped_tool_result,
@@ -200,6 +201,8 @@ class Snapshot:
     #: Exact tokens of the blocks; the runtime passes a remembering one (its cache is keyed
     #: by the counter's name and rules and the blocks' text), the default measures each time.
     measure: Callable[[TokenCounter, ContextBlocks], FixedCost] = fixed_cost
+    #: Capped tool results already cut (the runtime's); None cuts each time.
+    capped: CapMemo | None = None
 
 
 # -- the first half: what to summarise ------------------------------------------------------------
@@ -377,7 +380,12 @@ def prompt_views(
             kept_tokens += tokens - aside[1]
             continue
         view, view_tokens, cut = capped_tool_result(
-            message, tokens, cap_tokens=cap_tokens, counter=counter, session_id=snapshot.session_id
+            message,
+            tokens,
+            cap_tokens=cap_tokens,
+            counter=counter,
+            session_id=snapshot.session_id,
+            memo=snapshot.capped,
         )
         capped += bool(cut)
         left_out += cut

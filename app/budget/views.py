@@ -29,7 +29,9 @@ Reasoning is never edited: a thinking part is shown whole or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+import json
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
@@ -160,6 +162,24 @@ def _ends(text: str, chars: int) -> tuple[str, str]:
     return text[:head_chars], (text[len(text) - tail_chars :] if tail_chars else "")
 
 
+class CapMemo(Protocol):
+    """Capped tool results already cut: what the prompt shows of one (its content), its
+    tokens there and the tokens left out, by everything the cut depends on. A capped
+    result is in every prompt until it leaves, and cutting it counts about ``cap_tokens`` of
+    text twice: 10 ms a prompt for one result of 700,000 characters at a 128k window."""
+
+    def get(self, key: Hashable) -> tuple[Any, int, int] | None: ...
+
+    def put(self, key: Hashable, value: tuple[Any, int, int]) -> None: ...
+
+
+def _content_digest(content: Any) -> bytes:
+    """A digest of a message's content: a memo's key must not take a message of an erased
+    session for the new one that has its session id and seq."""
+    raw = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def capped_tool_result(
     message: M,
     tokens: int,
@@ -167,11 +187,41 @@ def capped_tool_result(
     cap_tokens: int,
     counter: TokenCounter,
     session_id: str,
+    memo: CapMemo | None = None,
 ) -> tuple[M, int, int]:
     """A tool message as the prompt shows it, its tokens there, and the tokens left out.
-    Messages within the cap (by their stored count) are returned as they are, uncounted."""
+    Messages within the cap (by their stored count) are returned as they are, uncounted;
+    with ``memo``, a result cut once is not cut again."""
     if message.role != "tool" or tokens <= cap_tokens:
         return message, tokens, 0
+    if memo is None:
+        return _cut_tool_result(
+            message, tokens, cap_tokens=cap_tokens, counter=counter, session_id=session_id
+        )
+    key = (
+        counter.name,
+        cap_tokens,
+        session_id,
+        message.seq,
+        tokens,
+        _content_digest(message.content),
+    )
+    known = memo.get(key)
+    if known is not None:
+        content, view_tokens, left_out = known
+        if not left_out:
+            return message, tokens, 0
+        return replace(message, content=content), view_tokens, left_out  # type: ignore[type-var]
+    view, view_tokens, left_out = _cut_tool_result(
+        message, tokens, cap_tokens=cap_tokens, counter=counter, session_id=session_id
+    )
+    memo.put(key, (view.content, view_tokens, left_out))
+    return view, view_tokens, left_out
+
+
+def _cut_tool_result(
+    message: M, tokens: int, *, cap_tokens: int, counter: TokenCounter, session_id: str
+) -> tuple[M, int, int]:
     if image_count(message.content):
         return _capped_with_images(
             message, tokens, cap_tokens=cap_tokens, counter=counter, session_id=session_id

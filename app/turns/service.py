@@ -434,6 +434,7 @@ class TurnService:
             estimator_fallback=resolved.estimator_fallback,
             recall=recall,
             measure=with_recall(self.runtime.fixed_costs, recall),
+            capped=self.runtime.capped_results,
         )
 
     # -- read, decide, write --------------------------------------------------------------------

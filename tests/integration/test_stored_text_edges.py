@@ -165,6 +165,27 @@ async def test_a_capped_tool_result_reads_the_same_after_a_usage_report(
     assert shown_now == shown_before
 
 
+async def test_a_new_session_under_an_erased_ones_id_shows_its_own_capped_result(
+    client: httpx.AsyncClient,
+) -> None:
+    # A capped result is cut once and remembered. An erased session's id may be taken
+    # again, with a result of the same size at the same seq: it must show its own text.
+    async def capped_step(result: str) -> str:
+        session = await create_session(client, id="reused", model="gpt-4")
+        turn = await start_turn(client, session["id"], "Read the log.")
+        step = await post_step(client, session["id"], turn["turn_id"], ["call_1"], [result])
+        shown: str = next(m for m in step["messages"] if m["role"] == "tool")["content"]
+        assert "left out" in shown, shown
+        return shown
+
+    first = await capped_step(words(5000, 1))
+    assert (await client.delete("/v1/sessions/reused")).status_code == 204
+    second = await capped_step(words(5000, 2))
+
+    assert first.split()[:3] == words(3, 1).split()
+    assert second.split()[:3] == words(3, 2).split()
+
+
 # -- reasoning cleared from a completed turn -----------------------------------------------------
 
 SIGNATURE = "EqQBCkYIBxgCKkBl3+kR/0a9Zq==" + "Zm9vYmFy/+" * 8
