@@ -62,8 +62,8 @@ class Runtime:
     calibrations: TTLCache[tuple[str, str, str], float] = field(default_factory=lambda: TTLCache(0))
     #: Fixed costs of blocks by counter and text (see ``FixedCostCache``).
     fixed_costs: FixedCostCache = field(default_factory=FixedCostCache)
-    #: Recall hits of a turn by what they depend on (see ``TurnService._recall``): the steps
-    #: of a turn search again only when more messages left the prompt.
+    #: Recall hits of a turn start by what they depend on, and the messages a recall block
+    #: shows by its fingerprint entry, for the turn's steps (see ``TurnService._recall``).
     recalls: LRU[tuple[object, ...], tuple[RecallHit, ...]] = field(
         default_factory=lambda: LRU(1024)
     )

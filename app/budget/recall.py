@@ -16,8 +16,9 @@ triggers and the caps see it, and the audit row reports its tokens and the ids i
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from app.budget.assembly import ChatMessage, ContextBlocks, FixedCost
 from app.budget.tokens import TokenCounter, count_message
@@ -47,6 +48,30 @@ class RecallHit:
     #: The part of ``text`` that matched (its passage nearest in meaning, with embeddings):
     #: shown instead of the whole text when that is too long for the room left.
     excerpt: str | None = None
+    #: Which of the message's passages (``app.embeddings.vectors.passages``) the excerpt is:
+    #: what names it in the block's fingerprint entry, so that it can be shown again.
+    passage: int | None = None
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """How a recall block shows one message, enough to show it again word for word from the
+    stored message alone: its whole text, or its excerpt (``passage``), and only the first
+    ``kept`` characters of that when it was cut to fit."""
+
+    message_id: int
+    passage: int | None = None
+    kept: int | None = None
+
+    def entry(self) -> str:
+        return (
+            str(self.message_id)
+            + (f"p{self.passage}" if self.passage is not None else "")
+            + (f"k{self.kept}" if self.kept is not None else "")
+        )
+
+
+_RECALLED = re.compile(r"(\d+)(?:p(\d+))?(?:k(\d+))?")
 
 
 @dataclass(frozen=True)
@@ -56,14 +81,38 @@ class RecallBlock:
     text: str
     tokens: int
     #: The recalled messages, in the order shown (oldest first).
-    message_ids: tuple[int, ...]
+    shown: tuple[Recalled, ...]
+
+    @property
+    def message_ids(self) -> tuple[int, ...]:
+        return tuple(recalled.message_id for recalled in self.shown)
 
     def message(self) -> ChatMessage:
         return {"role": "user", "content": self.text}
 
     def fingerprint(self) -> str:
-        """The block's entry in a prompt fingerprint (see assembly.prompt_fingerprint)."""
-        return RECALL_PREFIX + hashlib.sha256(self.text.encode()).hexdigest()[:16]
+        """The block's entry in a prompt fingerprint (see assembly.prompt_fingerprint): its
+        text's digest, then how it shows each message (``Recalled``), so that the next step
+        of the turn can show it again without searching (``previous_recall``)."""
+        digest = hashlib.sha256(self.text.encode()).hexdigest()[:16]
+        return f"{RECALL_PREFIX}{digest}:{','.join(r.entry() for r in self.shown)}"
+
+
+def previous_recall(fingerprint: Sequence[str] | None) -> tuple[str, tuple[Recalled, ...]] | None:
+    """The recall block a previous prompt showed, from its fingerprint: the entry and how it
+    showed each message; None when it showed none."""
+    entry = next((item for item in fingerprint or () if item.startswith(RECALL_PREFIX)), None)
+    if entry is None:
+        return None
+    _, _, listed = entry.partition(":")[2].partition(":")
+    shown = []
+    for item in listed.split(","):
+        match = _RECALLED.fullmatch(item)
+        if match is None:
+            return None
+        passage, kept = (int(group) if group else None for group in match.groups()[1:])
+        shown.append(Recalled(int(match[1]), passage, kept))
+    return entry, tuple(shown)
 
 
 def recall_block(
@@ -72,29 +121,47 @@ def recall_block(
     """The best ``hits`` (at most ``max_hits``) whose block fits ``room`` tokens, shown oldest
     first; a hit too long for what is left shows its excerpt instead, if it has one, and is
     cut to fit. None when nothing fits."""
-    chosen: list[tuple[RecallHit, str]] = []
+    chosen: list[tuple[RecallHit, Recalled]] = []
     block: RecallBlock | None = None
     for hit in hits:
         if len(chosen) == max_hits:
             break
-        text = " ".join(hit.text.split())
+        shown = Recalled(hit.message_id)
+        text = _text(hit, shown)
         if not text:
             continue
-        candidate = _render([*chosen, (hit, text)], counter)
-        if candidate.tokens > room and hit.excerpt and hit.excerpt.strip() != text:
-            text = "… " + " ".join(hit.excerpt.split()) + " …"
-            candidate = _render([*chosen, (hit, text)], counter)
+        candidate = _render([*chosen, (hit, shown)], counter)
+        if (
+            candidate.tokens > room
+            and hit.excerpt
+            and hit.passage is not None
+            and hit.excerpt.strip() != text
+        ):
+            shown = Recalled(hit.message_id, passage=hit.passage)
+            text = _text(hit, shown)
+            candidate = _render([*chosen, (hit, shown)], counter)
         if candidate.tokens > room:
             left = room - (block.tokens if block else _render([], counter).tokens)
-            text = _cut(text, left, counter)
-            if not text:
+            kept = _kept(text, left, counter)
+            if kept is None:
                 continue
-            candidate = _render([*chosen, (hit, text)], counter)
+            shown = replace(shown, kept=kept)
+            candidate = _render([*chosen, (hit, shown)], counter)
             if candidate.tokens > room:
                 continue
-        chosen.append((hit, text))
+        chosen.append((hit, shown))
         block = candidate
     return block
+
+
+def shown_again(
+    shown: Sequence[Recalled], hits: Mapping[int, RecallHit], counter: TokenCounter
+) -> RecallBlock | None:
+    """The block that showed ``shown``, made again from the recalled messages (``hits``, by
+    id, with the excerpts it showed) and counted with ``counter``; None if one is missing."""
+    if any(recalled.message_id not in hits for recalled in shown):
+        return None
+    return _render([(hits[recalled.message_id], recalled) for recalled in shown], counter)
 
 
 def with_recall(
@@ -113,21 +180,34 @@ def with_recall(
     return measure_with_recall
 
 
-def _render(chosen: Sequence[tuple[RecallHit, str]], counter: TokenCounter) -> RecallBlock:
+def _text(hit: RecallHit, shown: Recalled) -> str:
+    """What the block says of ``hit``, shown as ``shown`` says."""
+    if shown.passage is None:
+        text = " ".join(hit.text.split())
+    else:
+        text = "… " + " ".join((hit.excerpt or "").split()) + " …"
+    return text if shown.kept is None else text[: shown.kept] + " …"
+
+
+def _render(chosen: Sequence[tuple[RecallHit, Recalled]], counter: TokenCounter) -> RecallBlock:
     shown = sorted(chosen, key=lambda pair: pair[0].seq)
-    lines = [RECALL_HEADING, *(f"[message {hit.seq}, {hit.role}] {text}" for hit, text in shown)]
+    lines = [
+        RECALL_HEADING,
+        *(f"[message {hit.seq}, {hit.role}] {_text(hit, how)}" for hit, how in shown),
+    ]
     text = "\n".join(lines)
     return RecallBlock(
         text=text,
         tokens=count_message(counter, {"role": "user", "content": text}),
-        message_ids=tuple(hit.message_id for hit, _ in shown),
+        shown=tuple(how for _, how in shown),
     )
 
 
-def _cut(text: str, tokens: int, counter: TokenCounter) -> str:
-    """The start of ``text`` in about ``tokens`` tokens (whole words, marked as cut)."""
+def _kept(text: str, tokens: int, counter: TokenCounter) -> int | None:
+    """How many characters of ``text`` fit in about ``tokens`` tokens (whole words, the cut
+    marked after them); None when there is no room to show any."""
     if tokens <= 8:
-        return ""
+        return None
     total = counter.count_text(text)
     keep = int(len(text) * tokens / max(total, 1) * _CUT_MARGIN)
-    return text[:keep].rsplit(" ", 1)[0] + " …"
+    return len(text[:keep].rsplit(" ", 1)[0])

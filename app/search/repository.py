@@ -128,8 +128,10 @@ class MessageHit:
     content: Any
     score: float
     snippet: str
-    #: With embeddings: the message's passage nearest in meaning to the query.
+    #: With embeddings: the message's passage nearest in meaning to the query, and which of
+    #: its passages it is.
     passage: str | None = None
+    passage_index: int | None = None
 
 
 class SearchRepository:

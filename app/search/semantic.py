@@ -129,15 +129,25 @@ async def ranked_hits(
         hit = by_id.get(key) or missing.get(key)
         if hit is None:
             continue  # erased meanwhile
-        passage = _passage(hit.content, near[key]) if key in near else None
+        index = near.get(key)
+        passage = passage_of(hit.content, index) if index is not None else None
         snippet = hit.snippet
         if key not in by_id and snippets:
             snippet = _snippet(passage or content_text(hit.content))
-        hits.append(replace(hit, score=score, snippet=snippet, passage=passage))
+        hits.append(
+            replace(
+                hit,
+                score=score,
+                snippet=snippet,
+                passage=passage,
+                passage_index=index if passage is not None else None,
+            )
+        )
     return hits, True
 
 
-def _passage(content: object, index: int) -> str | None:
+def passage_of(content: object, index: int) -> str | None:
+    """A message's passage ``index`` (``app.embeddings.vectors.passages``), if it has one."""
     found = passages(content_text(content))
     return found[index] if index < len(found) else None
 

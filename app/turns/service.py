@@ -40,7 +40,14 @@ from app.budget.decision import (
     plan_assembly,
 )
 from app.budget.openai_format import to_openai
-from app.budget.recall import RecallBlock, RecallHit, recall_block, with_recall
+from app.budget.recall import (
+    RecallBlock,
+    RecallHit,
+    previous_recall,
+    recall_block,
+    shown_again,
+    with_recall,
+)
 from app.budget.summary import SummaryContent
 from app.budget.tokens import content_text, count_message
 from app.db import WriteBatch
@@ -59,7 +66,7 @@ from app.models.base import utcnow
 from app.offload import off_the_loop
 from app.runtime import Runtime
 from app.search.repository import SearchRepository
-from app.search.semantic import SemanticRanking, ranked_hits
+from app.search.semantic import SemanticRanking, passage_of, ranked_hits
 from app.search.terms import recall_terms
 from app.sessions.repository import SessionRepository
 from app.sessions.service import session_not_found
@@ -454,7 +461,7 @@ class TurnService:
         """The prompt for ``step`` of ``turn``, from ``state`` read after the session lock."""
         annotate_assembly(model=session.model)
         resolved = await self.calibration.apply(session.tenant_id, self._budget(session))
-        recall = await self._recall(session, state, resolved, turn_seq=turn.seq, new=new)
+        recall = await self._recall(session, state, resolved, turn=turn, new=new)
         snapshot = await self._snapshot(
             session, state, resolved, turn_seq=turn.seq, step=step, new=new, recall=recall
         )
@@ -549,37 +556,36 @@ class TurnService:
         state: AssemblyState,
         resolved: SessionBudget,
         *,
-        turn_seq: int,
+        turn: _Turn,
         new: Sequence[Message],
     ) -> RecallBlock | None:
         """The recall block of a session that turned recall on: messages that left the prompt
-        and say what the turn's user message says (or, with embeddings, mean it). One more
-        read at a turn start (with embeddings, the session's vectors and the hits found by
-        meaning alone: up to two more, and the query's embedding), and at a step only when
-        messages left the prompt since; none when recall is off."""
+        and say what the turn's user message says (or, with embeddings, mean it), chosen at
+        the turn start and shown as they were at each of its steps (``_recall_again``). One
+        more read at a turn start (with embeddings, the session's vectors and the hits found
+        by meaning alone: up to two more, and the query's embedding); none when recall is
+        off."""
         settings = session.recall
         if not settings or not settings.get("enabled", True):
             return None
-        question = next((m.content for m in new if m.role == "user"), None)
-        if question is None:  # a step: the turn's own user message
-            question = next((row.content for row in state.active if row.turn_seq == turn_seq), None)
-        text = content_text(question)
+        if not turn.new:
+            return await self._recall_again(session, resolved)
+        text = content_text(next((m.content for m in new if m.role == "user"), None))
         terms = recall_terms(text, drop_stop_words=True)
         if not terms:
             return None
         max_hits = int(settings.get("max_hits", 5))
         # Messages are never deleted and only ever leave the prompt, so the number that left
-        # names the set the search reads: same number, same hits. The creation time tells a
-        # session from an erased one of the same id.
+        # names the set the search reads: same number, same hits (a turn start refused and
+        # tried again). The creation time tells a session from an erased one of the same id.
         left = session.message_count - len(state.active)
-        # With embeddings, the question's meaning too: messages embedded after a turn's start
-        # count from the next turn (or the next step that finds more messages left).
+        # With embeddings, the question's meaning too.
         meaning = text if self.semantic.enabled else None
         key = (
             session.tenant_id,
             session.id,
             session.created_at,
-            turn_seq,
+            turn.seq,
             left,
             terms,
             max_hits,
@@ -601,19 +607,71 @@ class TurnService:
                 meaning=meaning,
             )
             hits = tuple(
-                RecallHit(h.message_id, h.seq, h.role, content_text(h.content), h.passage)
+                RecallHit(
+                    h.message_id,
+                    h.seq,
+                    h.role,
+                    content_text(h.content),
+                    h.passage,
+                    h.passage_index,
+                )
                 for h in found
             )
             self.runtime.recalls.put(key, hits)
         # A share of what the prompt may take: the input budget, or the total cap if smaller.
         total_cap = (session.block_caps or {}).get("total")
         whole = min(resolved.budget.input_budget, total_cap or resolved.budget.input_budget)
-        return recall_block(
+        block = recall_block(
             hits,
             room=int(float(settings.get("share", 0.1)) * whole),
             max_hits=max_hits,
             counter=resolved.counter,
         )
+        if block is not None:  # the steps of the turn show it again from these
+            chosen = frozenset(block.message_ids)
+            self.runtime.recalls.put(
+                self._recalled_key(session, block.fingerprint()),
+                tuple(hit for hit in hits if hit.message_id in chosen),
+            )
+        return block
+
+    async def _recall_again(
+        self, session: SessionRecord, resolved: SessionBudget
+    ) -> RecallBlock | None:
+        """At a step, the recall block the turn's previous prompt showed (none if it showed
+        none), made again word for word from the messages it names in its fingerprint entry:
+        never searched again, so that the prompt keeps its prefix whichever worker serves
+        the step and whether or not the embeddings API answers meanwhile. Read by id, one
+        read, unless this worker made the block."""
+        previous = previous_recall(session.prompt_fingerprint)
+        if previous is None:
+            return None
+        entry, shown = previous
+        key = self._recalled_key(session, entry)
+        hits = self.runtime.recalls.get(key)
+        if hits is None:
+            found = await self.search_index.messages(session.id, [r.message_id for r in shown])
+            hits = tuple(
+                RecallHit(
+                    hit.message_id,
+                    hit.seq,
+                    hit.role,
+                    content_text(hit.content),
+                    passage_of(hit.content, r.passage) if r.passage is not None else None,
+                    r.passage,
+                )
+                for r in shown
+                if (hit := found.get(r.message_id)) is not None
+            )
+            self.runtime.recalls.put(key, hits)
+        block = shown_again(shown, {hit.message_id: hit for hit in hits}, resolved.counter)
+        # Stored messages never change: a block that reads otherwise now is not the one shown.
+        return block if block is not None and block.fingerprint() == entry else None
+
+    @staticmethod
+    def _recalled_key(session: SessionRecord, entry: str) -> tuple[object, ...]:
+        """The recalled messages of a recall block, by its fingerprint entry."""
+        return (session.tenant_id, session.id, session.created_at, entry)
 
     async def _write(
         self,

@@ -11,6 +11,8 @@ from app.budget.anthropic import anthropic_problems, to_anthropic
 from app.budget.assembly import chat_problems
 from app.budget.recall import RECALL_HEADING
 from tests.conftest import RunningApp
+from tests.fake_embeddings import serve_fake_embeddings
+from tests.integration.test_embeddings import all_embedded, embedding_settings
 from tests.support import (
     audit_rows,
     complete_turn,
@@ -116,6 +118,37 @@ async def test_a_step_keeps_the_recall_block_of_its_turn(apps: RunningApp) -> No
     assert len(recall_messages(step)) == 1
     row = (await audit_rows(client, sid))[-1]
     assert row["prefix_kept"] is True
+
+
+async def test_a_step_on_another_worker_keeps_the_recall_block_of_its_turn(
+    apps: RunningApp,
+) -> None:
+    # Two workers on one database: one ranks by meaning too, the other by words alone
+    # (no embeddings), so the two would choose different messages to recall.
+    with serve_fake_embeddings() as fake:
+        settings: dict[str, Any] = {"mandatory_summary_turns": 1, "protected_window_turns": 1}
+        _, semantic = await apps.start(**settings, **embedding_settings(fake))
+        _, words_only = await apps.start(**settings)
+        sid = (await create_session(semantic, recall={"enabled": True, "share": 0.2}))["id"]
+        await talk(
+            semantic,
+            sid,
+            "We adopted a labrador puppy called Biscuit last spring.",
+            FACT,
+            "Our budget is 3000 euros for the whole trip.",
+            "Book dinner at a vegetarian restaurant near the river.",
+        )
+        await all_embedded(apps.database_url, sid, 8)
+        first = await start_turn(semantic, sid, "Which animal lives with us in the flat?")
+
+        step = await post_step(words_only, sid, first["turn_id"], ["c1"], ["looked it up"])
+
+    assert len(recall_messages(first)) == 1
+    assert recall_messages(step) == recall_messages(first)
+    assert step["messages"][: len(first["messages"])] == first["messages"]
+    start_row, step_row = (await audit_rows(words_only, sid))[-2:]
+    assert step_row["block_telemetry"]["recall"] == start_row["block_telemetry"]["recall"]
+    assert step_row["prefix_kept"] is True
 
 
 async def test_the_next_turn_reports_the_recall_block_it_replaced(apps: RunningApp) -> None:

@@ -15,7 +15,15 @@ from app.budget.decision import (
     plan_assembly,
 )
 from app.budget.policy import Budget
-from app.budget.recall import RECALL_BLOCK, RECALL_HEADING, RecallHit, recall_block, with_recall
+from app.budget.recall import (
+    RECALL_BLOCK,
+    RECALL_HEADING,
+    RecallHit,
+    previous_recall,
+    recall_block,
+    shown_again,
+    with_recall,
+)
 from app.search.terms import (
     MAX_QUERY_CHARS,
     InvalidSearchQueryError,
@@ -70,6 +78,7 @@ def test_a_hit_too_long_shows_the_passage_that_matched_instead() -> None:
         role="user",
         text=" ".join(["word"] * 500) + " " + fact,
         excerpt=fact,
+        passage=10,
     )
     heading = recall_block([HITS[0]], room=1000, max_hits=1, counter=COUNTER)
     assert heading is not None
@@ -82,6 +91,36 @@ def test_a_hit_too_long_shows_the_passage_that_matched_instead() -> None:
     whole = recall_block([long], room=2000, max_hits=1, counter=COUNTER)
     assert whole is not None
     assert whole.text.endswith("word " + fact)
+
+
+def test_a_block_is_shown_again_word_for_word_from_its_fingerprint_entry() -> None:
+    fact = "My loyalty number is FACT-01, " + " ".join(["digits"] * 40)
+    hits = (
+        RecallHit(9, 9, "user", " ".join(["word"] * 300) + " " + fact, fact, 7),
+        RecallHit(4, 4, "assistant", " ".join(["other"] * 300)),
+        *HITS,
+    )
+    by_id = {hit.message_id: hit for hit in hits}
+    shown = set()
+    for room in range(0, 900, 7):
+        block = recall_block(hits, room=room, max_hits=3, counter=COUNTER)
+        if block is None:
+            continue
+        previous = previous_recall(["s:0", "q:1", block.fingerprint(), "q:2"])
+        assert previous is not None
+        entry, recalled = previous
+        assert entry == block.fingerprint()
+        assert shown_again(recalled, by_id, COUNTER) == block
+        shown.update(entry.split(":")[2].split(","))
+    # Whole, excerpts, and cuts of either were all shown (and shown again).
+    assert {"9", "4", "30", "9p7"} <= shown
+    assert any(item.startswith("9p7k") for item in shown)
+    assert any(item.startswith("4k") for item in shown)
+
+
+def test_a_prompt_without_a_recall_block_has_none_to_show_again() -> None:
+    assert previous_recall(["s:0", "q:1", "q:2"]) is None
+    assert previous_recall(None) is None
 
 
 def test_the_recall_block_goes_just_before_the_current_turn_and_is_counted() -> None:
