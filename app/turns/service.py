@@ -562,23 +562,23 @@ class TurnService:
         """The recall block of a session that turned recall on: messages that left the prompt
         and say what the turn's user message says (or, with embeddings, mean it), chosen at
         the turn start and shown as they were at each of its steps (``_recall_again``). One
-        more read at a turn start (with embeddings, the session's vectors and the hits found
-        by meaning alone: up to two more, and the query's embedding); none when recall is
-        off."""
+        more read at a turn start once messages have left the prompt (with embeddings, the
+        session's vectors and the hits found by meaning alone: up to two more, and the
+        query's embedding); none when recall is off."""
         settings = session.recall
         if not settings or not settings.get("enabled", True):
             return None
         if not turn.new:
             return await self._recall_again(session, resolved)
-        text = content_text(next((m.content for m in new if m.role == "user"), None))
-        terms = recall_terms(text, drop_stop_words=True)
-        if not terms:
-            return None
-        max_hits = int(settings.get("max_hits", 5))
         # Messages are never deleted and only ever leave the prompt, so the number that left
         # names the set the search reads: same number, same hits (a turn start refused and
         # tried again). The creation time tells a session from an erased one of the same id.
         left = session.message_count - len(state.active)
+        text = content_text(next((m.content for m in new if m.role == "user"), None))
+        terms = recall_terms(text, drop_stop_words=True)
+        if not terms or not left:  # nothing to search for, or nothing to find: no search
+            return None
+        max_hits = int(settings.get("max_hits", 5))
         # With embeddings, the question's meaning too.
         meaning = text if self.semantic.enabled else None
         key = (

@@ -16,7 +16,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from tests.conftest import RunningApp
-from tests.support import create_session, words
+from tests.support import create_session, step_body, words
 
 pytestmark = pytest.mark.postgres
 
@@ -155,3 +155,40 @@ async def test_the_turn_after_a_summary_needs_no_extra_read_of_it(
         )
         assert done.status_code == 200, done.text
     assert summarised
+
+
+async def test_recall_reads_once_at_a_turn_start_with_history_to_search_and_at_no_step(
+    postgres_apps: RunningApp,
+) -> None:
+    _, client = await postgres_apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    session = await create_session(client, model="gpt-4o", recall={"enabled": True})
+    base = f"/v1/sessions/{session['id']}/turns"
+    trips = RoundTrips()
+
+    async def turn_start(content: str) -> str:
+        with trips.counting():
+            started = await client.post(base, json={"message": {"content": content}})
+        assert started.status_code == 201, started.text
+        turn_id: str = started.json()["turn_id"]
+        return turn_id
+
+    async def complete(turn_id: str) -> None:
+        done = await client.post(
+            f"{base}/{turn_id}/complete", json={"assistant": {"content": "ok"}}
+        )
+        assert done.status_code == 200, done.text
+
+    # Nothing has left the prompt yet: nothing to search.
+    await complete(await turn_start("The locker code for the Lisbon flat is 4471."))
+    assert trips.count == 5, trips.statements
+    for number in range(3):
+        await complete(await turn_start(words(20, number)))
+
+    turn = await turn_start("What was the locker code for the Lisbon flat?")
+    # One more: the search.
+    assert trips.count == 6, trips.statements
+
+    with trips.counting():
+        stepped = await client.post(f"{base}/{turn}/steps", json=step_body(["c1"], ["none"]))
+    assert stepped.status_code == 200, stepped.text
+    assert trips.count == 5, trips.statements
