@@ -1,13 +1,14 @@
 """The recall block: what the conversation said earlier, no longer in the prompt, brought back
 for the current turn.
 
-A session that turns recall on has its stored messages searched, on each assembly, for the
+A session that turns recall on has its stored messages searched, at each turn start, for the
 words of the turn's user message among those that left the prompt (summarised or pruned).
 The best hits, within a share of the input budget, go into one ``user`` message placed just
 before the current turn: after the whole history, so the prompt up to there is the previous
 prompt's prefix and the provider's cache still hits it. Only user and assistant text is
 recalled, as quoted text inside the block, so no tool call or tool result ever comes back
-without its pair.
+without its pair. The steps of the turn show the same block, word for word: its fingerprint
+entry says how it showed each message, so any worker makes it again from the messages alone.
 
 The block is counted as a fixed cost of the prompt, like the system message: the 70 % / 90 %
 triggers and the caps see it, and the audit row reports its tokens and the ids it recalled.
