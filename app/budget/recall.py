@@ -122,7 +122,7 @@ def recall_block(
     """The best ``hits`` (at most ``max_hits``) whose block fits ``room`` tokens, shown oldest
     first; a hit too long for what is left shows its excerpt instead, if it has one, and is
     cut to fit. None when nothing fits."""
-    chosen: list[tuple[RecallHit, Recalled]] = []
+    chosen: list[tuple[RecallHit, Recalled, str]] = []
     block: RecallBlock | None = None
     for hit in hits:
         if len(chosen) == max_hits:
@@ -131,7 +131,7 @@ def recall_block(
         text = _text(hit, shown)
         if not text:
             continue
-        candidate = _render([*chosen, (hit, shown)], counter)
+        candidate = _render([*chosen, (hit, shown, text)], counter)
         if (
             candidate.tokens > room
             and hit.excerpt
@@ -140,17 +140,18 @@ def recall_block(
         ):
             shown = Recalled(hit.message_id, passage=hit.passage)
             text = _text(hit, shown)
-            candidate = _render([*chosen, (hit, shown)], counter)
+            candidate = _render([*chosen, (hit, shown, text)], counter)
         if candidate.tokens > room:
             left = room - (block.tokens if block else _render([], counter).tokens)
             kept = _kept(text, left, counter)
             if kept is None:
                 continue
             shown = replace(shown, kept=kept)
-            candidate = _render([*chosen, (hit, shown)], counter)
+            text = _text(hit, shown)
+            candidate = _render([*chosen, (hit, shown, text)], counter)
             if candidate.tokens > room:
                 continue
-        chosen.append((hit, shown))
+        chosen.append((hit, shown, text))
         block = candidate
     return block
 
@@ -160,9 +161,13 @@ def shown_again(
 ) -> RecallBlock | None:
     """The block that showed ``shown``, made again from the recalled messages (``hits``, by
     id, with the excerpts it showed) and counted with ``counter``; None if one is missing."""
-    if any(recalled.message_id not in hits for recalled in shown):
-        return None
-    return _render([(hits[recalled.message_id], recalled) for recalled in shown], counter)
+    chosen = []
+    for how in shown:
+        hit = hits.get(how.message_id)
+        if hit is None:
+            return None
+        chosen.append((hit, how, _text(hit, how)))
+    return _render(chosen, counter)
 
 
 def with_recall(
@@ -190,17 +195,17 @@ def _text(hit: RecallHit, shown: Recalled) -> str:
     return text if shown.kept is None else text[: shown.kept] + " …"
 
 
-def _render(chosen: Sequence[tuple[RecallHit, Recalled]], counter: TokenCounter) -> RecallBlock:
-    shown = sorted(chosen, key=lambda pair: pair[0].seq)
-    lines = [
-        RECALL_HEADING,
-        *(f"[message {hit.seq}, {hit.role}] {_text(hit, how)}" for hit, how in shown),
-    ]
+def _render(
+    chosen: Sequence[tuple[RecallHit, Recalled, str]], counter: TokenCounter
+) -> RecallBlock:
+    """The block of ``chosen`` hits, each with how it is shown and the text that says."""
+    shown = sorted(chosen, key=lambda item: item[0].seq)
+    lines = [RECALL_HEADING, *(f"[message {hit.seq}, {hit.role}] {text}" for hit, _, text in shown)]
     text = "\n".join(lines)
     return RecallBlock(
         text=text,
         tokens=count_message(counter, {"role": "user", "content": text}),
-        shown=tuple(how for _, how in shown),
+        shown=tuple(how for _, how, _ in shown),
     )
 
 
