@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlalchemy.orm import Session
@@ -24,7 +25,6 @@ from app.auth.service import Scope, check_open_mode
 from app.caches import TTLCache
 from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
-from app.docs import mount_docs
 from app.errors import (
     ERROR_RESPONSES,
     DatabaseUnavailableError,
@@ -211,15 +211,15 @@ def create_app(
             if tracing is not None:
                 tracing.shutdown()
 
-    app = FastAPI(
+    # /docs and /redoc with the Swagger UI and ReDoc assets served from this process (FastAPI's
+    # own pages load them from a CDN: blank on an air-gapped install).
+    app = FastAPIOffline(
         title="contextd",
         version=__version__,
         summary="Context assembly for LLM agents: every prompt fits, is valid, and is audited.",
         lifespan=lifespan,
-        docs_url=None,  # mount_docs serves them with local assets: no CDN
-        redoc_url=None,
+        static_url="/docs-assets",
     )
-    mount_docs(app)
     app.state.runtime = runtime
     install_error_handlers(app)
     # Innermost first. Whatever cancels a request (a server or a client transport on hang-up)

@@ -10,6 +10,7 @@ import httpx
 import orjson
 
 from app.offload import off_the_loop
+from app.upstream import api_client
 
 #: Characters of a message sent to be embedded: models read a few hundred tokens at most
 #: (all-MiniLM-L6-v2 256, OpenAI's 8,191), and a tool result can be megabytes.
@@ -43,12 +44,8 @@ class EmbeddingsClient:
     ) -> None:
         self.model = model
         self.dimensions = dimensions
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/") + "/",
-            headers=headers,
-            timeout=timeout_seconds,
-            transport=transport,
+        self._client = api_client(
+            base_url=base_url, api_key=api_key, timeout_seconds=timeout_seconds, transport=transport
         )
 
     async def aclose(self) -> None:

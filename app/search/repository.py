@@ -185,47 +185,41 @@ class SearchRepository:
         if roles:
             params["roles"] = list(roles)
         rows = (await self.db.execute(statement, params)).all()
-        return [
-            MessageHit(
-                message_id=row[0],
-                seq=row[1],
-                turn_id=row[2],
-                turn_seq=row[3],
-                role=row[4],
-                state=row[5],
-                content=row[6],
-                score=float(row[7]),
-                snippet=row[8] or "",
-            )
-            for row in rows
-        ]
+        return [_hit(row, score=float(row[7]), snippet=row[8] or "") for row in rows]
 
     async def messages(self, session_id: str, ids: Sequence[int]) -> dict[int, MessageHit]:
         """The session's messages of ``ids`` (those that are the session's), by id, with no
-        score and no snippet: the hits that semantic ranking found and full text did not."""
+        score and no snippet: the hits that semantic ranking found and full text did not, and
+        the messages a turn's recall block showed, made again at its steps."""
         if not ids:
             return {}
-        statement = (
-            text(
-                f"SELECT {_COLUMNS} FROM messages AS m "
-                f"WHERE {_filters(states=False, roles=False)} AND m.id IN :ids"
-            )
-            .bindparams(bindparam("ids", expanding=True))
-            .columns(content=JSON(none_as_null=True))
-        )
         params = {"tenant_id": self.tenant_id, "session_id": session_id, "ids": list(ids)}
-        rows = (await self.db.execute(statement, params)).all()
-        return {
-            row[0]: MessageHit(
-                message_id=row[0],
-                seq=row[1],
-                turn_id=row[2],
-                turn_seq=row[3],
-                role=row[4],
-                state=row[5],
-                content=row[6],
-                score=0.0,
-                snippet="",
-            )
-            for row in rows
-        }
+        rows = (await self.db.execute(_by_id_statement(), params)).all()
+        return {row[0]: _hit(row, score=0.0, snippet="") for row in rows}
+
+
+@cache
+def _by_id_statement() -> TextualSelect:
+    return (
+        text(
+            f"SELECT {_COLUMNS} FROM messages AS m "
+            f"WHERE {_filters(states=False, roles=False)} AND m.id IN :ids"
+        )
+        .bindparams(bindparam("ids", expanding=True))
+        .columns(content=JSON(none_as_null=True))
+    )
+
+
+def _hit(row: Any, *, score: float, snippet: str) -> MessageHit:
+    """A hit from a row that starts with the columns of ``_COLUMNS``."""
+    return MessageHit(
+        message_id=row[0],
+        seq=row[1],
+        turn_id=row[2],
+        turn_seq=row[3],
+        role=row[4],
+        state=row[5],
+        content=row[6],
+        score=score,
+        snippet=snippet,
+    )

@@ -23,6 +23,7 @@ from app.budget.carryover import carry_over
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
 from app.metrics import Metrics
 from app.summarize.base import SummaryRequest
+from app.upstream import api_client
 
 logger = logging.getLogger(__name__)
 
@@ -184,12 +185,8 @@ class LLMSummarizer:
         metrics: Metrics | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/") + "/",
-            headers=headers,
-            timeout=timeout_seconds,
-            transport=transport,
+        self._client = api_client(
+            base_url=base_url, api_key=api_key, timeout_seconds=timeout_seconds, transport=transport
         )
         self.model = model
         self.max_attempts = max_attempts
