@@ -3,7 +3,9 @@ of contextd's code, so that a prompt's fit is checked independently."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -151,3 +153,17 @@ async def stored_messages(client: httpx.AsyncClient, session_id: str) -> list[di
         if page["next_after_seq"] is None:
             return messages
         after = page["next_after_seq"]
+
+
+@contextmanager
+def no_collection_meanwhile() -> Iterator[None]:
+    """A window timed for stalls of the event loop, with the garbage collected before it and
+    none during it: a test process holds the heap of every test before it, and a full
+    collection of it stalls every thread for up to a second (seen in CI), which says nothing
+    of the service, whose heap is small."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -12,7 +11,7 @@ import httpx
 import pytest
 
 from app.budget.assembly import chat_problems
-from tests.support import independent_prompt_tokens, words
+from tests.support import independent_prompt_tokens, no_collection_meanwhile, words
 
 
 def history(exchanges: int) -> list[dict[str, Any]]:
@@ -135,17 +134,10 @@ async def probed(
             await asyncio.sleep(PROBE_INTERVAL)
             due = answered_at + PROBE_INTERVAL
 
-    # This test process holds the heap of every test before it: a full collection of it,
-    # falling inside the window, stalls both threads for up to a second (seen in CI), which
-    # says nothing of the service. A server's heap is small; collect before, not during.
-    gc.collect()
-    gc.disable()
-    try:
+    with no_collection_meanwhile():
         started = loop.time()
         response, _ = await asyncio.gather(answered(), probes())
         return response, max(waits), loop.time() - started
-    finally:
-        gc.enable()
 
 
 async def probed_at_best(

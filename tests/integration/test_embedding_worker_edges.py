@@ -5,7 +5,6 @@ took its id (SQLite gives ids again)."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -21,7 +20,13 @@ from app.metrics import Metrics
 from tests.conftest import RunningApp, make_settings
 from tests.fake_embeddings import serve_fake_embeddings, topic_vector
 from tests.integration.test_embeddings import embedding_settings, search
-from tests.support import complete_turn, create_session, start_turn, words
+from tests.support import (
+    complete_turn,
+    create_session,
+    no_collection_meanwhile,
+    start_turn,
+    words,
+)
 
 PUPPY = "We adopted a labrador puppy called Biscuit last spring."
 LOCKER = "The locker code for the Lisbon flat is 4471."
@@ -50,9 +55,7 @@ def openai_sized_embeddings(request: httpx.Request) -> httpx.Response:
 
 
 async def stall_while(work: Callable[[], Awaitable[bool]]) -> tuple[float, float]:
-    """The longest the event loop was held while ``work`` ran, and how long it took. The
-    garbage is collected before, not during: this process's heap holds every test before
-    this one, and a full collection of it would stall the loop for this test's own reasons."""
+    """The longest the event loop was held while ``work`` ran, and how long it took."""
     longest_stall = 0.0
 
     async def other_requests() -> None:
@@ -62,16 +65,14 @@ async def stall_while(work: Callable[[], Awaitable[bool]]) -> tuple[float, float
             await asyncio.sleep(0.005)
             longest_stall = max(longest_stall, time.perf_counter() - before - 0.005)
 
-    gc.collect()
-    gc.disable()
-    ticker = asyncio.create_task(other_requests())
-    started = time.perf_counter()
-    try:
-        assert await work()
-        return longest_stall, time.perf_counter() - started
-    finally:
-        ticker.cancel()
-        gc.enable()
+    with no_collection_meanwhile():
+        ticker = asyncio.create_task(other_requests())
+        started = time.perf_counter()
+        try:
+            assert await work()
+            return longest_stall, time.perf_counter() - started
+        finally:
+            ticker.cancel()
 
 
 async def test_the_embedding_worker_does_not_hold_the_event_loop(apps: RunningApp) -> None:
