@@ -79,7 +79,12 @@ def _statement(
             "ORDER BY score DESC, m.seq DESC LIMIT :limit"
         )
         query = f"WITH q (query) AS MATERIALIZED (SELECT {_POSTGRES_QUERY[match_any]}) "
-        best = f"FROM ({ranked}) AS hit JOIN messages AS m ON m.id = hit.hit_id "
+        # The join back names the session too, so that it stays on one shard when the
+        # messages are distributed by session (docs/scale-out.md).
+        best = (
+            f"FROM ({ranked}) AS hit JOIN messages AS m "
+            "ON m.session_id = :session_id AND m.id = hit.hit_id "
+        )
         order = "ORDER BY hit.score DESC, m.seq DESC"
         if snippets:
             snippet = (

@@ -379,6 +379,7 @@ class TurnRepository:
         self,
         batch: WriteBatch,
         *,
+        session_id: str,
         turn_id: str,
         step: int,
         usage: Mapping[str, Any] | None,
@@ -386,12 +387,13 @@ class TurnRepository:
         values: dict[str, Any] = {"steps": step}
         if usage is not None:
             values["usage"] = usage
-        self._update_turn(batch, turn_id, values)
+        self._update_turn(batch, session_id, turn_id, values)
 
     def close_turn(
         self,
         batch: WriteBatch,
         *,
+        session_id: str,
         turn_id: str,
         status: TurnStatus,
         assistant_output: str | None,
@@ -405,14 +407,19 @@ class TurnRepository:
         }
         if usage is not None:
             values["usage"] = usage
-        self._update_turn(batch, turn_id, values)
+        self._update_turn(batch, session_id, turn_id, values)
 
-    def _update_turn(self, batch: WriteBatch, turn_id: str, values: dict[str, Any]) -> None:
+    def _update_turn(
+        self, batch: WriteBatch, session_id: str, turn_id: str, values: dict[str, Any]
+    ) -> None:
+        # Keyed by the session too: on a sharded Postgres the session is the distribution
+        # column, and an UPDATE without it would be sent to every shard.
         columns = tuple(values)
+        key = {"id": "turn_id", "tenant_id": "tenant_id", "session_id": "session_id"}
         batch.add(
             ("update_turn", columns),
-            update_row(TurnRecord, {"id": "turn_id", "tenant_id": "tenant_id"}, columns),
-            {**values, "turn_id": turn_id, "tenant_id": self.tenant_id},
+            update_row(TurnRecord, key, columns),
+            {**values, "turn_id": turn_id, "tenant_id": self.tenant_id, "session_id": session_id},
         )
 
     def insert_messages(self, batch: WriteBatch, rows: Sequence[Mapping[str, Any]]) -> None:

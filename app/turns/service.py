@@ -269,6 +269,7 @@ class TurnService:
         status = TurnStatus(body.status)
         self.turns.close_turn(
             batch,
+            session_id=session_id,
             turn_id=turn_id,
             status=status,
             assistant_output=output,
@@ -720,6 +721,7 @@ class TurnService:
         else:
             self.turns.record_step(
                 batch,
+                session_id=session_id,
                 turn_id=turn.id,
                 step=step,
                 usage=usage.model_dump(mode="json", exclude_none=True) if usage else None,
