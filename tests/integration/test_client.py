@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -235,9 +236,9 @@ def test_no_service_listening_raises_service_unreachable() -> None:
         ctx.get_session("anything")
 
 
-@pytest.fixture
-def served(database_url: str) -> Iterator[str]:
-    """The service on a real socket, in a thread."""
+@contextmanager
+def serving(database_url: str) -> Iterator[str]:
+    """The service on a real socket of 127.0.0.1, in a thread; yields its URL."""
     server = uvicorn.Server(
         uvicorn.Config(create_app(make_settings(database_url)), port=0, log_level="warning")
     )
@@ -248,9 +249,17 @@ def served(database_url: str) -> Iterator[str]:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
     port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+@pytest.fixture
+def served(database_url: str) -> Iterator[str]:
+    with serving(database_url) as url:
+        yield url
 
 
 def test_sync_client_over_a_socket(served: str) -> None:

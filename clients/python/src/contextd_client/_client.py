@@ -88,6 +88,8 @@ class _Request:
     idempotent_write: bool = False
     #: Calls that change nothing (the stateless toolkit), retried like reads.
     pure: bool = False
+    #: The caller's own key for a write it may send again (else a new one per call).
+    idempotency_key: str | None = None
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -171,7 +173,9 @@ class _Attempts:
         self._request = request
         self._attempt = 0
         self._outcome: httpx.Response | Exception | None = None
-        key = str(uuid.uuid4()) if request.idempotent_write else None
+        key = request.idempotency_key
+        if key is None and request.idempotent_write:
+            key = str(uuid.uuid4())
         #: The same for every attempt: a retried write keeps its Idempotency-Key.
         self.http_args: dict[str, Any] = {
             "method": request.method,
@@ -226,6 +230,10 @@ class _Call(Generic[_P, _T]):
     def __init__(self, build: Callable[_P, _Request]) -> None:
         self._build = build
         self.__doc__ = build.__doc__
+
+    def build(self, *args: _P.args, **kwargs: _P.kwargs) -> _Request:
+        """The request this call sends, for code that sends it itself (``_exchange``)."""
+        return self._build(*args, **kwargs)
 
     @overload
     def __get__(self, client: None, owner: type[Any]) -> Self: ...
@@ -305,15 +313,22 @@ class _Api:
         *,
         name: str | None = None,
         prompt_format: PromptFormat = "openai",
+        idempotency_key: str | None = None,
     ) -> _Request:
-        """Start a turn with the user's message; returns the prompt for the LLM call."""
+        """Start a turn with the user's message; returns the prompt for the LLM call.
+
+        Every write carries an ``Idempotency-Key`` (a new one per call unless
+        ``idempotency_key`` gives one): the same key sent again within the service's window
+        gets the first answer back and stores nothing twice, which lets a caller that lost
+        track of a call (a crash, a retried graph node) repeat it safely."""
         message: dict[str, Any] = {"role": "user", "content": content}
         if name:
             message["name"] = name
         body: dict[str, Any] = {"message": message}
         if prompt_format != "openai":
             body["format"] = prompt_format
-        return _Request("POST", f"/v1/sessions/{session_id}/turns", body, idempotent_write=True)
+        path = f"/v1/sessions/{session_id}/turns"
+        return _Request("POST", path, body, idempotent_write=True, idempotency_key=idempotency_key)
 
     @_call(Prompt)
     def post_step(
@@ -326,6 +341,7 @@ class _Api:
         reasoning_content: str | None = None,
         usage: Usage | Mapping[str, Any] | None = None,
         prompt_format: PromptFormat = "openai",
+        idempotency_key: str | None = None,
     ) -> _Request:
         """The LLM's tool calls and every call's result; returns the next prompt.
         ``content`` may be a list of parts with the model's thinking blocks, sent back
@@ -343,7 +359,7 @@ class _Api:
         if prompt_format != "openai":
             body["format"] = prompt_format
         path = f"/v1/sessions/{session_id}/turns/{turn_id}/steps"
-        return _Request("POST", path, body, idempotent_write=True)
+        return _Request("POST", path, body, idempotent_write=True, idempotency_key=idempotency_key)
 
     @_call(Turn)
     def complete_turn(
@@ -354,6 +370,7 @@ class _Api:
         status: TurnStatus = "completed",
         usage: Usage | Mapping[str, Any] | None = None,
         reasoning_content: str | None = None,
+        idempotency_key: str | None = None,
     ) -> _Request:
         """The LLM's answer closes the turn (``status="failed"`` when the call failed)."""
         body: dict[str, Any] = {
@@ -363,7 +380,7 @@ class _Api:
         if usage is not None:
             body["usage"] = dict(usage)
         path = f"/v1/sessions/{session_id}/turns/{turn_id}/complete"
-        return _Request("POST", path, body, idempotent_write=True)
+        return _Request("POST", path, body, idempotent_write=True, idempotency_key=idempotency_key)
 
     @_call(Turn)
     def get_turn(session_id: str, turn_id: str) -> _Request:
