@@ -10,7 +10,14 @@ from typing import Any
 
 import httpx
 import pytest
-from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    OpenAIChatCompletionsModel,
+    RunConfig,
+    Runner,
+    function_tool,
+    set_tracing_disabled,
+)
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware import wrap_model_call as wrap
@@ -26,6 +33,7 @@ from contextd_client.adapters.openai_agents import ContextdSession
 from tests.conftest import RunningApp
 from tests.fake_agent_llm import FakeAgentModel, serve_fake_agent_model
 from tests.integration.test_client import serving
+from tests.support import words
 
 GOAL = "Plan a weekend in Lisbon"
 ANSWER = "Here is what I found: 21C and sunny in Lisbon"
@@ -94,45 +102,169 @@ async def test_an_agents_sdk_agent_keeps_its_conversation_in_contextd(
     assert ANSWER in contents
 
 
-async def test_the_agents_sdk_session_reads_back_as_responses_items(
-    contextd: AsyncContextd, fake_model: FakeAgentModel
+ANSWER_ITEM = {
+    "type": "message",
+    "role": "assistant",
+    "status": "completed",
+    "id": "msg_1",
+    "content": [{"type": "output_text", "text": "21C.", "annotations": []}],
+}
+CALL_ITEM = {
+    "type": "function_call",
+    "id": "fc_1",
+    "status": "completed",
+    "call_id": "c1",
+    "name": "weather",
+    "arguments": "{}",
+}
+OUTPUT_ITEM = {"type": "function_call_output", "call_id": "c1", "output": "21C"}
+
+
+async def _one_turn(session: ContextdSession) -> None:
+    await session.add_items([{"role": "user", "content": "Weather?"}])
+    await session.add_items([CALL_ITEM, OUTPUT_ITEM])  # type: ignore[list-item]
+    await session.add_items([ANSWER_ITEM])  # type: ignore[list-item]
+
+
+async def test_the_agents_sdk_session_gives_back_its_items_with_their_ids_and_status(
+    contextd: AsyncContextd,
 ) -> None:
     session = ContextdSession("items", contextd, model="gpt-4o")
-    await session.add_items([{"role": "user", "content": "Weather?"}])
-    await session.add_items(
-        [
-            {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
-            {"type": "function_call_output", "call_id": "c1", "output": "21C"},
-        ]
-    )
-    await session.add_items(
-        [
-            {
-                "type": "message",
-                "role": "assistant",
-                "status": "completed",
-                "id": "msg_1",
-                "content": [{"type": "output_text", "text": "21C.", "annotations": []}],
-            }
-        ]
-    )
+    await _one_turn(session)
 
     items = await session.get_items()
     latest = await session.get_items(limit=1)
+    # Another process reading the same session rebuilds the items from contextd's messages.
+    elsewhere = await ContextdSession("items", contextd).get_items()
     await session.clear_session()
     cleared = await session.get_items()
 
-    assert items == [
+    assert items == [{"role": "user", "content": "Weather?"}, CALL_ITEM, OUTPUT_ITEM, ANSWER_ITEM]
+    assert latest == [ANSWER_ITEM]
+    assert elsewhere == [
         {"role": "user", "content": "Weather?"},
         {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
-        {"type": "function_call_output", "call_id": "c1", "output": "21C"},
+        OUTPUT_ITEM,
         {"role": "assistant", "content": "21C."},
     ]
-    assert latest == items[-1:]
     assert cleared == []
     assert (await contextd.get_session("items"))["model"] == "gpt-4o"
-    with pytest.raises(NotImplementedError):
-        await session.pop_item()
+
+
+async def test_the_agents_sdk_session_pops_its_newest_items(contextd: AsyncContextd) -> None:
+    session = ContextdSession("popped", contextd, model="gpt-4o")
+    await _one_turn(session)
+    await session.add_items([{"role": "user", "content": "And tomorrow?"}])
+    await session.add_items([CALL_ITEM])  # type: ignore[list-item]  # its output not yet in
+
+    unanswered_call = await session.pop_item()
+    question = await session.pop_item()
+    answer = await session.pop_item()
+    remaining = await session.get_items()
+    elsewhere = await ContextdSession("popped", contextd).get_items()
+    stored = await contextd.messages("popped")
+
+    assert (unanswered_call, answer) == (CALL_ITEM, ANSWER_ITEM)
+    assert question == {"role": "user", "content": "And tomorrow?"}
+    assert remaining == [{"role": "user", "content": "Weather?"}, CALL_ITEM, OUTPUT_ITEM]
+    assert len(elsewhere) == 3
+    # contextd keeps every message; the popped ones are only out of the session's history.
+    assert [m["content"] for m in stored["messages"] if m["role"] == "user"] == [
+        "Weather?",
+        "And tomorrow?",
+    ]
+    assert [await session.pop_item() for _ in range(4)][-1] is None
+
+
+async def test_an_agents_sdk_run_after_popping_a_question_does_not_see_it(
+    contextd: AsyncContextd, fake_model: FakeAgentModel
+) -> None:
+    openai = AsyncOpenAI(base_url=fake_model.url, api_key="test")
+    agent = Agent(
+        name="travel",
+        instructions="You book travel.",
+        model=OpenAIChatCompletionsModel(model="gpt-4o", openai_client=openai),
+    )
+    session = ContextdSession("undo", contextd, model="gpt-4o")
+
+    async with openai:
+        await Runner.run(agent, "Book the Ritz.", session=session)
+        await session.pop_item()  # the answer
+        await session.pop_item()  # the question
+        fake_model.requests.clear()
+        await Runner.run(agent, "Find a cheap hostel.", session=session)
+
+    assert _user_texts(fake_model.requests[0]["messages"]) == ["Find a cheap hostel."]
+
+
+def survey(city: str) -> str:
+    """A long survey of a city's hotels."""
+    return f"Hotels in {city}: " + words(330)
+
+
+def _survey_thirty_times(body: dict[str, Any]) -> dict[str, Any]:
+    """A model that asks for the survey 30 times in one run, then answers."""
+    done = sum(1 for message in body["messages"] if message["role"] == "tool")
+    if done < 30:
+        arguments = json.dumps({"city": f"City {done}"})
+        call = {"id": f"call_{done}", "type": "function",
+                "function": {"name": "survey", "arguments": arguments}}  # fmt: skip
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {"role": "assistant", "content": "Done: 30 surveys read."}
+
+
+@pytest.mark.parametrize("filtered", [True, False], ids=["with-filter", "without-filter"])
+async def test_an_agents_sdk_run_of_30_tool_calls_at_8k_stays_within_budget_on_every_call(
+    contextd: AsyncContextd, fake_model: FakeAgentModel, filtered: bool
+) -> None:
+    openai = AsyncOpenAI(base_url=fake_model.url, api_key="test")
+    agent = Agent(
+        name="researcher",
+        instructions="You compare hotels.",
+        tools=[function_tool(survey)],
+        model=OpenAIChatCompletionsModel(model="gpt-4", openai_client=openai),
+    )
+    session = ContextdSession(
+        f"thirty-{filtered}", contextd, model="gpt-4", goal=GOAL, system={"global": "Be brief."}
+    )
+    fake_model.requests.clear()
+    fake_model.answer = _survey_thirty_times  # type: ignore[method-assign]
+    run_config = RunConfig(
+        call_model_input_filter=session.call_model_input_filter if filtered else None
+    )
+
+    try:
+        async with openai:
+            result = await Runner.run(
+                agent, "Compare 30 cities' hotels.", session=session, max_turns=40,
+                run_config=run_config,
+            )  # fmt: skip
+    finally:
+        del fake_model.answer
+
+    input_budget = (await contextd.get_session(f"thirty-{filtered}"))["budget"]["input_budget"]
+    # Each request the model received, counted as contextd counts a prompt: its messages and
+    # its tool definitions, with the model's tokenizer and OpenAI's message overheads.
+    counts = [
+        (await contextd.count_tokens("gpt-4", r["messages"], tools=r["tools"]))["input_tokens"]
+        for r in fake_model.requests
+    ]
+    assert len(fake_model.requests) == 31
+    assert result.final_output == "Done: 30 surveys read."
+    if filtered:
+        assert max(counts) <= input_budget
+        for request in fake_model.requests:
+            system = _system_text(request)
+            assert system.startswith("You compare hotels.")
+            assert "Be brief." in system
+            assert GOAL in system
+        # The latest survey always reaches the model whole.
+        last = fake_model.requests[-1]["messages"][-1]
+        assert last["role"] == "tool"
+        assert str(last["content"]).startswith("Hotels in City 29")
+    else:
+        # The same run, unbudgeted, overflows the 8k window well before its end.
+        assert max(counts) > 8192
 
 
 def _langchain_agent(

@@ -11,14 +11,15 @@ same address, headers, timeout and retries (its own connections, never the event
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
 from collections.abc import Callable, Generator
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import httpx
 
-from contextd_client._client import AsyncContextd, Contextd, _Call, _Request
-from contextd_client.errors import ContextdError
+from contextd_client._client import AsyncContextd, Contextd, _Api, _Call, _Request
+from contextd_client.errors import ContextdError, TurnNotFound, TurnNotOpen
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -31,6 +32,12 @@ def call(api_call: _Call[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> Exchan
     """One call inside an exchange: ``answer = yield from call(_Api.get_session, "s1")``."""
     answer = yield api_call.build(*args, **kwargs)
     return cast(_T, answer)
+
+
+def fail_turn(session_id: str, turn_id: str, content: str | None = None) -> Exchange[None]:
+    """Close a turn that will get no answer as failed; one already closed stays as it is."""
+    with contextlib.suppress(TurnNotOpen, TurnNotFound):
+        yield from call(_Api.complete_turn, session_id, turn_id, content, status="failed")
 
 
 class _Driver(Generic[_T]):

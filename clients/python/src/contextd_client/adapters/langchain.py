@@ -70,13 +70,11 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from contextd_client._client import AsyncContextd, Contextd, _Api
-from contextd_client._exchange import Exchange, arun, call, run
+from contextd_client._exchange import Exchange, arun, call, fail_turn, run
 from contextd_client.errors import (
     SessionExists,
     SessionNotFound,
     TurnInProgress,
-    TurnNotFound,
-    TurnNotOpen,
 )
 from contextd_client.models import Prompt, Usage
 
@@ -303,7 +301,7 @@ class ContextdMiddleware(AgentMiddleware[ContextdState, Any, Any]):
         self, session_id: str, message: HumanMessage, open_turn: str | None
     ) -> Exchange[Prompt]:
         if open_turn is not None:  # this thread's last turn never got its answer
-            yield from _fail(session_id, open_turn)
+            yield from fail_turn(session_id, open_turn)
         content = _user_content(message)
         key = _key(session_id, message, "start")
         try:
@@ -316,7 +314,7 @@ class ContextdMiddleware(AgentMiddleware[ContextdState, Any, Any]):
         except TurnInProgress:  # opened by a run whose state was lost
             session = yield from call(_Api.get_session, session_id)
             if session["open_turn_id"]:
-                yield from _fail(session_id, session["open_turn_id"])
+                yield from fail_turn(session_id, session["open_turn_id"])
         return (yield from call(_Api.start_turn, session_id, content, idempotency_key=key))
 
     def _after_call(
@@ -335,12 +333,6 @@ class ContextdMiddleware(AgentMiddleware[ContextdState, Any, Any]):
             idempotency_key=_key(session_id, answer, "answer"),
         )
         return True
-
-
-def _fail(session_id: str, turn_id: str) -> Exchange[None]:
-    """Close a turn that will get no answer; one already closed stays as it is."""
-    with contextlib.suppress(TurnNotOpen, TurnNotFound):
-        yield from call(_Api.complete_turn, session_id, turn_id, None, status="failed")
 
 
 def _with_turn(response: ModelResponse[Any], turn_id: str | None) -> ExtendedModelResponse[Any]:
