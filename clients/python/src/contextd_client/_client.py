@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from types import TracebackType
 from typing import Any, Generic, ParamSpec, Self, TypeVar, overload
 
 import httpx
@@ -204,11 +203,6 @@ class _Attempts:
         raise ServiceUnreachable(f"{request.method} {request.path}: {outcome}") from outcome
 
 
-def _http_options(base_url: str, api_key: str | None, timeout: float) -> dict[str, Any]:
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    return {"base_url": base_url, "headers": headers, "timeout": timeout}
-
-
 def _query(**params: Any) -> dict[str, Any]:
     """Query parameters: the ones given (None leaves one out), times as ISO 8601."""
     return {
@@ -216,6 +210,22 @@ def _query(**params: Any) -> dict[str, Any]:
         for name, value in params.items()
         if value is not None
     }
+
+
+def _turn_write(
+    path: str,
+    body: dict[str, Any],
+    *,
+    usage: Usage | Mapping[str, Any] | None = None,
+    prompt_format: PromptFormat = "openai",
+    idempotency_key: str | None = None,
+) -> _Request:
+    """A turn's start, step or completion: replayable, so it carries an Idempotency-Key."""
+    if usage is not None:
+        body["usage"] = dict(usage)
+    if prompt_format != "openai":
+        body["format"] = prompt_format
+    return _Request("POST", path, body, idempotent_write=True, idempotency_key=idempotency_key)
 
 
 _P = ParamSpec("_P")
@@ -324,11 +334,12 @@ class _Api:
         message: dict[str, Any] = {"role": "user", "content": content}
         if name:
             message["name"] = name
-        body: dict[str, Any] = {"message": message}
-        if prompt_format != "openai":
-            body["format"] = prompt_format
-        path = f"/v1/sessions/{session_id}/turns"
-        return _Request("POST", path, body, idempotent_write=True, idempotency_key=idempotency_key)
+        return _turn_write(
+            f"/v1/sessions/{session_id}/turns",
+            {"message": message},
+            prompt_format=prompt_format,
+            idempotency_key=idempotency_key,
+        )
 
     @_call(Prompt)
     def post_step(
@@ -350,16 +361,13 @@ class _Api:
         are the calls: ``tool_calls`` is then empty) and ``tool_result`` blocks as results."""
         assistant = _assistant(content, reasoning_content)
         assistant["tool_calls"] = [dict(call) for call in tool_calls]
-        body: dict[str, Any] = {
-            "assistant": assistant,
-            "tool_results": [dict(result) for result in tool_results],
-        }
-        if usage is not None:
-            body["usage"] = dict(usage)
-        if prompt_format != "openai":
-            body["format"] = prompt_format
-        path = f"/v1/sessions/{session_id}/turns/{turn_id}/steps"
-        return _Request("POST", path, body, idempotent_write=True, idempotency_key=idempotency_key)
+        return _turn_write(
+            f"/v1/sessions/{session_id}/turns/{turn_id}/steps",
+            {"assistant": assistant, "tool_results": [dict(result) for result in tool_results]},
+            usage=usage,
+            prompt_format=prompt_format,
+            idempotency_key=idempotency_key,
+        )
 
     @_call(Turn)
     def complete_turn(
@@ -373,14 +381,12 @@ class _Api:
         idempotency_key: str | None = None,
     ) -> _Request:
         """The LLM's answer closes the turn (``status="failed"`` when the call failed)."""
-        body: dict[str, Any] = {
-            "assistant": _assistant(content, reasoning_content),
-            "status": status,
-        }
-        if usage is not None:
-            body["usage"] = dict(usage)
-        path = f"/v1/sessions/{session_id}/turns/{turn_id}/complete"
-        return _Request("POST", path, body, idempotent_write=True, idempotency_key=idempotency_key)
+        return _turn_write(
+            f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
+            {"assistant": _assistant(content, reasoning_content), "status": status},
+            usage=usage,
+            idempotency_key=idempotency_key,
+        )
 
     @_call(Turn)
     def get_turn(session_id: str, turn_id: str) -> _Request:
@@ -508,11 +514,13 @@ class _Api:
         return _Request("POST", "/v1/context/truncate", body, pure=True)
 
 
-class Contextd(_Api):
-    """The synchronous client.
+_HttpClient = TypeVar("_HttpClient", httpx.Client, httpx.AsyncClient)
+_Transport = TypeVar("_Transport", httpx.BaseTransport, httpx.AsyncBaseTransport)
 
-    ``transport`` is httpx's: ``httpx.MockTransport`` or ``httpx.WSGITransport`` in tests;
-    ``http_client`` replaces the whole httpx client (proxies, certificates, event hooks)."""
+
+class _Client(_Api, Generic[_HttpClient, _Transport]):
+    """What both clients are made with: where the service is, the key, the timeout, the
+    retries, and httpx's transport or a whole httpx client of the matching kind."""
 
     def __init__(
         self,
@@ -521,12 +529,29 @@ class Contextd(_Api):
         api_key: str | None = None,
         timeout: float = 30.0,
         retries: Retries = Retries(),
-        transport: httpx.BaseTransport | None = None,
-        http_client: httpx.Client | None = None,
+        transport: _Transport | None = None,
+        http_client: _HttpClient | None = None,
     ) -> None:
-        options = _http_options(base_url, api_key, timeout)
-        self._http = http_client or httpx.Client(transport=transport, **options)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http: _HttpClient = http_client or self._http_client(
+            base_url=base_url, headers=headers, timeout=timeout, transport=transport
+        )
         self.retries = retries
+
+    @staticmethod
+    def _http_client(**options: Any) -> _HttpClient:
+        raise NotImplementedError
+
+
+class Contextd(_Client[httpx.Client, httpx.BaseTransport]):
+    """The synchronous client.
+
+    ``transport`` is httpx's: ``httpx.MockTransport`` or ``httpx.WSGITransport`` in tests;
+    ``http_client`` replaces the whole httpx client (proxies, certificates, event hooks)."""
+
+    @staticmethod
+    def _http_client(**options: Any) -> httpx.Client:
+        return httpx.Client(**options)
 
     def _send(self, request: _Request) -> Any:
         attempts = _Attempts(self.retries, request)
@@ -548,31 +573,16 @@ class Contextd(_Api):
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
-class AsyncContextd(_Api):
-    """The asynchronous client: the same methods as :class:`Contextd`, awaitable."""
+class AsyncContextd(_Client[httpx.AsyncClient, httpx.AsyncBaseTransport]):
+    """The asynchronous client: the same calls as :class:`Contextd`, awaitable."""
 
-    def __init__(
-        self,
-        base_url: str = DEFAULT_URL,
-        *,
-        api_key: str | None = None,
-        timeout: float = 30.0,
-        retries: Retries = Retries(),
-        transport: httpx.AsyncBaseTransport | None = None,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        options = _http_options(base_url, api_key, timeout)
-        self._http = http_client or httpx.AsyncClient(transport=transport, **options)
-        self.retries = retries
+    @staticmethod
+    def _http_client(**options: Any) -> httpx.AsyncClient:
+        return httpx.AsyncClient(**options)
 
     async def _send(self, request: _Request) -> Any:
         attempts = _Attempts(self.retries, request)
@@ -594,10 +604,5 @@ class AsyncContextd(_Api):
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
