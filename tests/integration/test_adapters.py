@@ -151,6 +151,17 @@ async def test_the_agents_sdk_session_gives_back_its_items_with_their_ids_and_st
     assert (await contextd.get_session("items"))["model"] == "gpt-4o"
 
 
+async def test_the_agents_sdk_session_works_with_a_sync_client(served_contextd: str) -> None:
+    with Contextd(served_contextd) as client:
+        session = ContextdSession("sync-items", client, model="gpt-4o")
+        await _one_turn(session)
+        items = await session.get_items()
+        turn_count = client.get_session("sync-items")["turn_count"]
+
+    assert items == [{"role": "user", "content": "Weather?"}, CALL_ITEM, OUTPUT_ITEM, ANSWER_ITEM]
+    assert turn_count == 1
+
+
 async def test_the_agents_sdk_session_pops_its_newest_items(contextd: AsyncContextd) -> None:
     session = ContextdSession("popped", contextd, model="gpt-4o")
     await _one_turn(session)
@@ -365,6 +376,13 @@ async def test_the_langchain_middleware_takes_the_session_from_the_runtime_conte
     assert (await contextd.get_session("ctx-1"))["turn_count"] == 1
 
 
+def _assert_one_tool_turn(url: str, session_id: str, result: dict[str, Any]) -> None:
+    with Contextd(url) as check:
+        stored = check.messages(session_id)["messages"]
+    assert result["messages"][-1].content == ANSWER
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant"]
+
+
 def test_the_langchain_middleware_serves_invoke_with_an_async_client(
     served_contextd: str, fake_model: FakeAgentModel
 ) -> None:
@@ -373,10 +391,7 @@ def test_the_langchain_middleware_serves_invoke_with_an_async_client(
 
     result = agent.invoke(_ask("Weather in Lisbon?"), _thread("sync-run"))
 
-    with Contextd(served_contextd) as check:
-        stored = check.messages("sync-run")["messages"]
-    assert result["messages"][-1].content == ANSWER
-    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant"]
+    _assert_one_tool_turn(served_contextd, "sync-run", result)
 
 
 async def test_the_langchain_middleware_serves_ainvoke_with_a_sync_client(
@@ -385,10 +400,8 @@ async def test_the_langchain_middleware_serves_ainvoke_with_a_sync_client(
     with Contextd(served_contextd) as client:
         agent = _langchain_agent(fake_model, ContextdMiddleware(client, model="gpt-4o"))
         result = await agent.ainvoke(_ask("Weather in Lisbon?"), _thread("async-run"))
-        stored = client.messages("async-run")["messages"]
 
-    assert result["messages"][-1].content == ANSWER
-    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant"]
+    _assert_one_tool_turn(served_contextd, "async-run", result)
 
 
 async def test_a_retried_langchain_model_call_stores_its_turn_once(
