@@ -29,8 +29,7 @@ def main(session_id: str) -> None:
         latest = ctx.list_audit(session_id=session_id, limit=1)["items"]
         if not latest or latest[0]["turn_id"] is None:
             return
-        turn = ctx.list_audit(session_id=session_id, turn_id=latest[0]["turn_id"], limit=500)
-        for row in reversed(turn["items"]):
+        for row in ctx.turn_audit(session_id, latest[0]["turn_id"]):
             used, budget = row["estimated_input_tokens"], row["input_budget"]
             print(  # noqa: T201
                 f"step {row['step']}: {used} of {budget} tokens, blocks {row['blocks']}"

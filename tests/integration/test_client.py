@@ -283,9 +283,11 @@ def test_sync_client_reads_the_audit_and_counts_over_a_socket(served: str) -> No
         ctx.create_session(model="gpt-4o", id="sync-audit")
         prompt = ctx.start_turn("sync-audit", "hello")
         rows = ctx.list_audit(session_id="sync-audit")
+        turn = ctx.turn_audit("sync-audit", prompt["turn_id"])
         counted = ctx.count_tokens("gpt-4o", prompt["messages"])
 
     assert [row["id"] for row in rows["items"]] == [prompt["audit_id"]]
+    assert turn == rows["items"]
     assert counted["input_tokens"] == prompt["budget"]["estimated_input_tokens"]
 
 
@@ -309,7 +311,9 @@ async def test_both_clients_offer_the_same_calls_with_the_same_parameters() -> N
     } == {
         name: inspect.signature(call) for name, call in async_calls.items() if name not in only_one
     }
-    assert {"audit_rollup", "list_audit", "count_tokens", "summary_jobs"} <= set(sync_calls)
+    assert {"audit_rollup", "list_audit", "turn_audit", "count_tokens", "summary_jobs"} <= set(
+        sync_calls
+    )
     assert all(inspect.iscoroutinefunction(call) for call in async_calls.values())
     assert not any(inspect.iscoroutinefunction(call) for call in sync_calls.values())
     assert sync_calls["start_turn"].__doc__ == async_calls["start_turn"].__doc__
@@ -329,6 +333,7 @@ async def test_async_client_reads_one_turns_audit_and_the_sessions_rollup(
         with pytest.raises(BudgetExceeded):
             await ctx.start_turn("audited", words(7000))
         turn_rows = await ctx.list_audit(session_id="audited", turn_id=first["turn_id"])
+        whole_turn = await ctx.turn_audit("audited", first["turn_id"])
         rejected = await ctx.list_audit(session_id="audited", overflow_rejected=True)
         one = await ctx.get_audit(step["audit_id"])
         page = await ctx.list_audit(session_id="audited", limit=1)
@@ -340,6 +345,7 @@ async def test_async_client_reads_one_turns_audit_and_the_sessions_rollup(
         (step["audit_id"], 1),
         (first["audit_id"], 0),
     ]
+    assert whole_turn == turn_rows["items"][::-1]
     assert [row["overflow_rejected"] for row in rejected["items"]] == [True]
     assert rejected["items"][0]["rejection"] is not None
     assert (one["id"], one["input_budget"]) == (step["audit_id"], 5530)

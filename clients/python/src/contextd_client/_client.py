@@ -12,7 +12,7 @@ import functools
 import random
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -233,16 +233,28 @@ _T = TypeVar("_T")
 
 
 class _Call(Generic[_P, _T]):
-    """One API call, defined once by the function that builds its request. Read from a
+    """One API call, defined once: by the function that builds its request (``_call``), or,
+    for a call of several requests (pages, say), by an exchange (``_calls``): a generator that
+    yields each request and receives its answer (``contextd_client._exchange``). Read from a
     :class:`Contextd` it is a method that returns the answer (``_T``); read from an
     :class:`AsyncContextd`, a coroutine function with the same parameters."""
 
-    def __init__(self, build: Callable[_P, _Request]) -> None:
+    def __init__(
+        self,
+        definition: Callable[_P, Any],
+        *,
+        build: Callable[_P, _Request] | None = None,
+        exchange: Callable[_P, Generator[_Request, Any, _T]] | None = None,
+    ) -> None:
+        self._definition = definition
         self._build = build
-        self.__doc__ = build.__doc__
+        self._exchange = exchange
+        self.__doc__ = definition.__doc__
 
     def build(self, *args: _P.args, **kwargs: _P.kwargs) -> _Request:
         """The request this call sends, for code that sends it itself (``_exchange``)."""
+        if self._build is None:
+            raise TypeError(f"{self._definition.__name__} sends several requests")
         return self._build(*args, **kwargs)
 
     @overload
@@ -256,29 +268,42 @@ class _Call(Generic[_P, _T]):
     ) -> Self | Callable[_P, Any]:
         if client is None:
             return self
-        build = self._build
-        if isinstance(client, AsyncContextd):
-            asynchronous = client
+        bound: Callable[_P, Any] = (
+            functools.partial(self._send_async, client)
+            if isinstance(client, AsyncContextd)
+            else functools.partial(self._send, client)
+        )
+        return functools.wraps(self._definition)(bound)
 
-            async def send_async(*args: _P.args, **kwargs: _P.kwargs) -> Any:
-                return await asynchronous._send(build(*args, **kwargs))
+    def _send(self, client: Contextd, *args: _P.args, **kwargs: _P.kwargs) -> Any:
+        if self._build is not None:
+            return client._send(self._build(*args, **kwargs))
+        from contextd_client._exchange import run
 
-            return functools.wraps(build)(send_async)
-        synchronous = client
+        assert self._exchange is not None
+        return run(client, self._exchange(*args, **kwargs))
 
-        def send(*args: _P.args, **kwargs: _P.kwargs) -> Any:
-            return synchronous._send(build(*args, **kwargs))
+    async def _send_async(self, client: AsyncContextd, *args: _P.args, **kwargs: _P.kwargs) -> Any:
+        if self._build is not None:
+            return await client._send(self._build(*args, **kwargs))
+        from contextd_client._exchange import arun
 
-        return functools.wraps(build)(send)
+        assert self._exchange is not None
+        return await arun(client, self._exchange(*args, **kwargs))
 
 
 def _call(answer: type[_T]) -> Callable[[Callable[_P, _Request]], _Call[_P, _T]]:
     """Declares a request builder as a method of both clients, answering ``answer``."""
 
     def declare(build: Callable[_P, _Request]) -> _Call[_P, _T]:
-        return _Call(build)
+        return _Call(build, build=build)
 
     return declare
+
+
+def _calls(exchange: Callable[_P, Generator[_Request, Any, _T]]) -> _Call[_P, _T]:
+    """Declares an exchange (a call of several requests) as a method of both clients."""
+    return _Call(exchange, exchange=exchange)
 
 
 class _Api:
@@ -465,6 +490,21 @@ class _Api:
         """One assembly (``prompt["audit_id"]``): its figures, its blocks, what it kept,
         summarised or pruned, and why it was rejected if it was."""
         return _Request("GET", f"/v1/audit/{audit_id}")
+
+    @_calls
+    def turn_audit(session_id: str, turn_id: str) -> Generator[_Request, Any, list[AuditEntry]]:
+        """One turn's audit: every assembly of the turn (its start and each step, a rejected
+        one included), oldest first, read page by page."""
+        entries: list[AuditEntry] = []
+        before_id: int | None = None
+        while True:
+            page: AuditPage = yield _Api.list_audit.build(
+                session_id=session_id, turn_id=turn_id, before_id=before_id, limit=500
+            )
+            entries.extend(page["items"])
+            before_id = page["next_before_id"]
+            if before_id is None:
+                return entries[::-1]
 
     @_call(AuditRollup)
     def audit_rollup(session_id: str) -> _Request:
