@@ -21,11 +21,13 @@ from agents import (
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware import wrap_model_call as wrap
+from langchain.agents.structured_output import ToolStrategy
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from openai import AsyncOpenAI
+from pydantic import BaseModel
 
 from contextd_client import AsyncContextd, Contextd
 from contextd_client.adapters.langchain import ContextdMiddleware
@@ -374,6 +376,31 @@ async def test_the_langchain_middleware_takes_the_session_from_the_runtime_conte
         await agent.ainvoke(_ask("Weather in Lisbon?"))
 
     assert (await contextd.get_session("ctx-1"))["turn_count"] == 1
+
+
+class Destination(BaseModel):
+    city: str
+
+
+async def test_a_langchain_structured_output_completes_the_turn(
+    contextd: AsyncContextd, fake_model: FakeAgentModel
+) -> None:
+    model = ChatOpenAI(model="gpt-4o", base_url=fake_model.url, api_key="test")
+    agent: Any = create_agent(
+        model,
+        middleware=[ContextdMiddleware(contextd, model="gpt-4o")],
+        response_format=ToolStrategy(Destination),
+    )
+
+    result = await agent.ainvoke(_ask("Where to?"), _thread("structured"))
+
+    stored = (await contextd.messages("structured"))["messages"]
+    assert result["structured_response"] == Destination(city="Lisbon")
+    assert (await contextd.get_session("structured"))["open_turn_id"] is None
+    assert [(m["role"], m["content"]) for m in stored] == [
+        ("user", "Where to?"),
+        ("assistant", '{"city": "Lisbon"}'),
+    ]
 
 
 def _assert_one_tool_turn(url: str, session_id: str, result: dict[str, Any]) -> None:

@@ -36,9 +36,10 @@ failed when the thread's next user message arrives.
 client: a ``Contextd`` runs in a worker thread under ``ainvoke``; an ``AsyncContextd`` under
 ``invoke`` sends through a synchronous twin (same address, key, timeout and retries).
 
-Limits: message content other than text (and image URLs from the user) is sent as text. A
-structured-output model call that answers with a tool call to the output schema is recorded as
-the final answer's tool call, not as a step.
+A structured output (``response_format``) completes the turn; the answer stored is the
+model's text, or the output's JSON when the model answered with the schema's tool call only.
+
+Limits: message content other than text (and image URLs from the user) is sent as text.
 """
 
 from __future__ import annotations
@@ -177,10 +178,17 @@ def _what_happened(messages: Sequence[AnyMessage]) -> _Start | _Step | None:
     return None
 
 
-def _final_answer(response: ModelResponse[Any]) -> AIMessage | None:
+def _final_answer(response: ModelResponse[Any]) -> str | None:
+    """The answer's text when the model's response ends the turn: no tool calls, or a
+    structured output (its tool call's arguments, when it has no text); else None."""
     answers = [m for m in response.result if isinstance(m, AIMessage)]
-    if answers and not answers[-1].tool_calls:
-        return answers[-1]
+    if not answers:
+        return None
+    answer = answers[-1]
+    if not answer.tool_calls:
+        return _text(answer.content)
+    if response.structured_response is not None:
+        return _text(answer.content) or json.dumps(answer.tool_calls[0]["args"])
     return None
 
 
@@ -321,14 +329,15 @@ class ContextdMiddleware(AgentMiddleware[ContextdState, Any, Any]):
         self, session_id: str, turn_id: str | None, response: ModelResponse[Any]
     ) -> Exchange[bool]:
         """Completes the turn on a final answer; says whether it did."""
-        answer = _final_answer(response)
-        if answer is None or turn_id is None:
+        text = _final_answer(response)
+        if text is None or turn_id is None:
             return False
+        answer = [m for m in response.result if isinstance(m, AIMessage)][-1]
         yield from call(
             _Api.complete_turn,
             session_id,
             turn_id,
-            _text(answer.content),
+            text,
             usage=_usage(answer),
             idempotency_key=_key(session_id, answer, "answer"),
         )
