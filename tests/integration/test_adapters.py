@@ -35,7 +35,7 @@ from contextd_client.adapters.openai_agents import ContextdSession
 from tests.conftest import RunningApp
 from tests.fake_agent_llm import FakeAgentModel, serve_fake_agent_model
 from tests.integration.test_client import serving
-from tests.support import words
+from tests.support import independent_prompt_tokens, words
 
 GOAL = "Plan a weekend in Lisbon"
 ANSWER = "Here is what I found: 21C and sunny in Lisbon"
@@ -266,6 +266,11 @@ async def test_an_agents_sdk_run_of_30_tool_calls_at_8k_stays_within_budget_on_e
     assert result.final_output == "Done: 30 surveys read."
     if filtered:
         assert max(counts) <= input_budget
+        # And by OpenAI's published rules with tiktoken alone, none of contextd's code.
+        assert all(
+            independent_prompt_tokens(r["messages"], "gpt-4") <= input_budget
+            for r in fake_model.requests
+        )
         for request in fake_model.requests:
             system = _system_text(request)
             assert system.startswith("You compare hotels.")
