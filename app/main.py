@@ -45,7 +45,13 @@ from app.summary_jobs.service import SummaryJobWorker
 from app.tokens.endpoints import router as tokens_router
 from app.tokens.models_file import check_tokenizer_files, model_registry
 from app.tokens.registry import TokenizerRegistry
-from app.tracing import Tracing, TracingMiddleware, instrument_engine, tracing_from_environment
+from app.tracing import (
+    FASTAPI_TELEMETRY,
+    Tracing,
+    TracingMiddleware,
+    instrument_engine,
+    tracing_from_environment,
+)
 from app.turns.endpoints import router as turns_router
 
 if TYPE_CHECKING:
@@ -219,6 +225,7 @@ def create_app(
         summary="Context assembly for LLM agents: every prompt fits, is valid, and is audited.",
         lifespan=lifespan,
         static_url="/docs-assets",
+        telemetry=FASTAPI_TELEMETRY,
     )
     app.state.runtime = runtime
     install_error_handlers(app)

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from fastapi.telemetry import TelemetryConfig
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -40,6 +41,13 @@ _EXPORTER_VARIABLES = (
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
     "OTEL_TRACES_EXPORTER",
 )
+
+
+#: FastAPI's own request spans off (it makes them since 0.165 whenever the process's global
+#: tracer provider is configured, which ``tracing_from_environment`` does): contextd's
+#: ``TracingMiddleware`` makes the request's one SERVER span, with the path and never the
+#: query string (a search's words are the user's text), and only when contextd traces.
+FASTAPI_TELEMETRY: TelemetryConfig = {"tracing": False}
 
 
 class TracingUnavailableError(RuntimeError):

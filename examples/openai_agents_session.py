@@ -1,6 +1,8 @@
 """An OpenAI Agents SDK agent whose conversation lives in contextd: pass a ContextdSession to
 Runner.run and each run's input, tool calls and answer become a contextd turn; the next run
-starts from the history contextd kept (its latest summary, then the active messages).
+starts from the history contextd kept (its latest summary, then the active messages). With the
+session's call_model_input_filter in the RunConfig, every model call inside a run also gets the
+session's system layers and goal, and is fitted to the model's budget by contextd.
 
     pip install "contextd-client[openai-agents]"
     python examples/openai_agents_session.py "Weather in Lisbon?" "And in Porto?"
@@ -17,6 +19,7 @@ import uuid
 from agents import (
     Agent,
     OpenAIChatCompletionsModel,
+    RunConfig,
     Runner,
     function_tool,
     set_tracing_disabled,
@@ -48,10 +51,15 @@ async def main(questions: list[str]) -> None:
             model=OpenAIChatCompletionsModel(model=MODEL, openai_client=openai),
         )
         session = ContextdSession(
-            f"agents-{uuid.uuid4().hex[:8]}", contextd, model=MODEL, goal="Plan a trip"
+            f"agents-{uuid.uuid4().hex[:8]}",
+            contextd,
+            model=MODEL,
+            goal="Plan a trip",
+            system={"global": "Answer in one paragraph."},
         )
+        budgeted = RunConfig(call_model_input_filter=session.call_model_input_filter)
         for question in questions:
-            result = await Runner.run(agent, question, session=session)
+            result = await Runner.run(agent, question, session=session, run_config=budgeted)
             print(f"> {question}\n{result.final_output}")  # noqa: T201
         stored = await contextd.messages(session.session_id)
         print(f"contextd stored {len(stored['messages'])} messages")  # noqa: T201

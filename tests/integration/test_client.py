@@ -1,12 +1,15 @@
 """The Python client (contextd_client) against the real service: async in-process, sync over a
-socket; typed errors, idempotent retries, and the deprecated ``app.client`` still working."""
+socket; typed errors, idempotent retries, the audit, counting and summary-job calls, and the
+two clients offering the same calls."""
 
 from __future__ import annotations
 
+import inspect
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -28,6 +31,7 @@ from contextd_client import (
     TurnInProgress,
 )
 from tests.conftest import RunningApp, make_settings
+from tests.fake_llm import serve_fake_chat
 from tests.support import words
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
@@ -232,9 +236,9 @@ def test_no_service_listening_raises_service_unreachable() -> None:
         ctx.get_session("anything")
 
 
-@pytest.fixture
-def served(database_url: str) -> Iterator[str]:
-    """The service on a real socket, in a thread."""
+@contextmanager
+def serving(database_url: str) -> Iterator[str]:
+    """The service on a real socket of 127.0.0.1, in a thread; yields its URL."""
     server = uvicorn.Server(
         uvicorn.Config(create_app(make_settings(database_url)), port=0, log_level="warning")
     )
@@ -245,9 +249,17 @@ def served(database_url: str) -> Iterator[str]:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
     port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+@pytest.fixture
+def served(database_url: str) -> Iterator[str]:
+    with serving(database_url) as url:
+        yield url
 
 
 def test_sync_client_over_a_socket(served: str) -> None:
@@ -266,16 +278,127 @@ def test_sync_client_over_a_socket(served: str) -> None:
     assert [hit["seq"] for hit in found["hits"]] == [1]
 
 
-def test_the_old_import_path_still_works_and_says_where_to_move(served: str) -> None:
-    import importlib
-    import sys
+def test_sync_client_reads_the_audit_and_counts_over_a_socket(served: str) -> None:
+    with Contextd(served) as ctx:
+        ctx.create_session(model="gpt-4o", id="sync-audit")
+        prompt = ctx.start_turn("sync-audit", "hello")
+        rows = ctx.list_audit(session_id="sync-audit")
+        turn = ctx.turn_audit("sync-audit", prompt["turn_id"])
+        counted = ctx.count_tokens("gpt-4o", prompt["messages"])
 
-    sys.modules.pop("app.client", None)
-    with pytest.warns(DeprecationWarning, match="contextd_client"):
-        old = importlib.import_module("app.client")
+    assert [row["id"] for row in rows["items"]] == [prompt["audit_id"]]
+    assert turn == rows["items"]
+    assert counted["input_tokens"] == prompt["budget"]["estimated_input_tokens"]
 
-    with old.Contextd(served) as ctx:
-        session = ctx.create_session(model="gpt-4o")
-        prompt = ctx.start_turn(session["id"], "hello")
 
-    assert prompt["messages"][-1]["content"] == "hello"
+def _public_calls(client: object) -> dict[str, Any]:
+    return {
+        name: getattr(client, name)
+        for name in dir(client)
+        if not name.startswith("_") and callable(getattr(client, name))
+    }
+
+
+async def test_both_clients_offer_the_same_calls_with_the_same_parameters() -> None:
+    with Contextd() as sync_client:
+        sync_calls = _public_calls(sync_client)
+    async with AsyncContextd() as async_client:
+        async_calls = _public_calls(async_client)
+    only_one = {"close", "aclose"}
+
+    assert {
+        name: inspect.signature(call) for name, call in sync_calls.items() if name not in only_one
+    } == {
+        name: inspect.signature(call) for name, call in async_calls.items() if name not in only_one
+    }
+    assert {"audit_rollup", "list_audit", "turn_audit", "count_tokens", "summary_jobs"} <= set(
+        sync_calls
+    )
+    assert all(inspect.iscoroutinefunction(call) for call in async_calls.values())
+    assert not any(inspect.iscoroutinefunction(call) for call in sync_calls.values())
+    assert sync_calls["start_turn"].__doc__ == async_calls["start_turn"].__doc__
+
+
+async def test_async_client_reads_one_turns_audit_and_the_sessions_rollup(
+    apps: RunningApp,
+) -> None:
+    app, _ = await apps.start()
+    async with AsyncContextd("http://contextd.test", transport=httpx.ASGITransport(app=app)) as ctx:
+        session = await ctx.create_session(model="gpt-4", id="audited")
+        first = await ctx.start_turn("audited", "Weather in Lisbon?")
+        step = await ctx.post_step(
+            "audited", first["turn_id"], [CALL], [{"tool_call_id": "c1", "content": "21C"}]
+        )
+        await ctx.complete_turn("audited", first["turn_id"], "21C.")
+        with pytest.raises(BudgetExceeded):
+            await ctx.start_turn("audited", words(7000))
+        turn_rows = await ctx.list_audit(session_id="audited", turn_id=first["turn_id"])
+        whole_turn = await ctx.turn_audit("audited", first["turn_id"])
+        rejected = await ctx.list_audit(session_id="audited", overflow_rejected=True)
+        one = await ctx.get_audit(step["audit_id"])
+        page = await ctx.list_audit(session_id="audited", limit=1)
+        older = await ctx.list_audit(session_id="audited", before_id=page["next_before_id"])
+        rollup = await ctx.audit_rollup("audited")
+
+    assert session["id"] == "audited"
+    assert [(row["id"], row["step"]) for row in turn_rows["items"]] == [
+        (step["audit_id"], 1),
+        (first["audit_id"], 0),
+    ]
+    assert whole_turn == turn_rows["items"][::-1]
+    assert [row["overflow_rejected"] for row in rejected["items"]] == [True]
+    assert rejected["items"][0]["rejection"] is not None
+    assert (one["id"], one["input_budget"]) == (step["audit_id"], 5530)
+    assert one["estimated_input_tokens"] == step["budget"]["estimated_input_tokens"]
+    assert len(page["items"]) + len(older["items"]) == 3
+    assert (rollup["assemblies"], rollup["rejections"], rollup["turns"]) == (3, 1, 2)
+    assert rollup["last_rejection_id"] == rejected["items"][0]["id"]
+
+
+async def test_async_client_counts_tokens_as_a_turn_does_and_reads_the_model_table(
+    apps: RunningApp,
+) -> None:
+    tool = {"type": "function", "function": {"name": "weather", "parameters": {}}}
+    app, _ = await apps.start()
+    async with AsyncContextd("http://contextd.test", transport=httpx.ASGITransport(app=app)) as ctx:
+        await ctx.create_session(model="gpt-4o", id="counted")
+        prompt = await ctx.start_turn("counted", "How many tokens is this?")
+        counted = await ctx.count_tokens("gpt-4o", prompt["messages"])
+        with_tools = await ctx.count_tokens("gpt-4o", prompt["messages"], tools=[tool])
+        table = await ctx.models()
+        dated = await ctx.model("gpt-4o-2024-08-06")
+
+    assert counted["input_tokens"] == prompt["budget"]["estimated_input_tokens"]
+    assert with_tools["breakdown"]["tools"] > 0
+    assert with_tools["input_tokens"] > counted["input_tokens"]
+    assert "gpt-4o" in {model["name"] for model in table["models"]}
+    assert (dated["context_limit"], dated["source"]) == (128_000, "builtin")
+
+
+async def test_async_client_lists_a_sessions_summary_jobs(apps: RunningApp) -> None:
+    with serve_fake_chat() as chat:
+        settings = {
+            "summarizer": "llm",
+            "summarizer_base_url": chat.url,
+            "summarizer_model": "test-model",
+            "summary_job_poll_seconds": 0.02,
+        }
+        app, _ = await apps.start(overrides=settings)
+        async with AsyncContextd(
+            "http://contextd.test", transport=httpx.ASGITransport(app=app)
+        ) as ctx:
+            await ctx.create_session(model="gpt-4", id="jobs")
+            queued = None
+            for number in range(12):
+                prompt = await ctx.start_turn("jobs", f"Fact {number}. " + words(500, number))
+                if prompt["actions"]["summary_queued"]:
+                    queued = prompt
+                    break
+                await ctx.complete_turn("jobs", prompt["turn_id"], "Noted. " + words(250))
+            listed = await ctx.summary_jobs("jobs")
+            with pytest.raises(SessionNotFound):
+                await ctx.summary_jobs("no-such-session")
+
+    assert queued is not None
+    assert [job["turn_id"] for job in listed["jobs"]] == [queued["turn_id"]]
+    assert listed["jobs"][0]["reason"]

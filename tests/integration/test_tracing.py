@@ -13,6 +13,7 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
+from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -126,6 +127,35 @@ async def test_an_assembly_emits_request_assembly_and_database_spans_in_the_call
     )
     every_value = [str(v) for span in spans for v in (span.attributes or {}).values()]
     assert not any("X1234567" in value for value in every_value)
+
+
+async def test_a_request_has_one_server_span_when_the_process_traces_globally(
+    database_url: str, exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As when OTEL_* configure tracing: the provider is the process's global one too, which
+    # FastAPI's own telemetry would otherwise use for a second request span.
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
+    app = create_app(make_settings(database_url), tracer_provider=provider)
+    async with running(app) as client:
+        session = await create_session(client, model="gpt-4o")
+        exporter.clear()
+        await client.post(
+            f"/v1/sessions/{session['id']}/turns",
+            json={"message": {"role": "user", "content": "hello"}},
+            headers={"traceparent": TRACEPARENT},
+        )
+    provider.shutdown()
+
+    spans = exporter.get_finished_spans()
+    servers = [span for span in spans if span.kind is SpanKind.SERVER]
+    assert [span.name for span in servers] == ["POST /v1/sessions/{session_id}/turns"]
+    assert servers[0].parent is not None
+    assert format(servers[0].parent.span_id, "016x") == CALLER_SPAN_ID
+    assert {span.instrumentation_scope.name for span in spans if span.instrumentation_scope} == {
+        "contextd"
+    }
 
 
 async def test_a_rejected_assembly_records_its_budget_figures(

@@ -1,17 +1,22 @@
-"""The sync and async clients. What each method sends is built once (``_Request``); the two
-clients differ only in how they send it and how they wait between attempts."""
+"""The sync and async clients, from one definition.
+
+Every API call is written once, as a function that builds the request it sends (``_Request``)
+and declares the answer's type. ``_Call`` turns it into a method of both clients: read from a
+:class:`Contextd` it sends and returns the answer; read from an :class:`AsyncContextd` it is a
+coroutine function. The clients themselves only send and wait between attempts."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from email.utils import parsedate_to_datetime
-from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, Generic, ParamSpec, Self, TypeVar, overload
 
 import httpx
 
@@ -23,12 +28,19 @@ except ImportError:  # the agent does not trace: nothing to propagate
 from contextd_client.errors import ApiError, ServiceUnreachable, error_class
 from contextd_client.models import (
     AssistantContent,
+    AuditEntry,
+    AuditPage,
+    AuditRollup,
     MessagePage,
+    ModelInfo,
+    ModelList,
     Prompt,
     PromptFormat,
     SearchResult,
     Session,
+    SummaryJobList,
     SummaryList,
+    TokenCount,
     ToolCall,
     ToolResult,
     TrimResult,
@@ -75,6 +87,8 @@ class _Request:
     idempotent_write: bool = False
     #: Calls that change nothing (the stateless toolkit), retried like reads.
     pure: bool = False
+    #: The caller's own key for a write it may send again (else a new one per call).
+    idempotency_key: str | None = None
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -149,184 +163,211 @@ def _assistant(content: AssistantContent, reasoning_content: str | None) -> dict
     return assistant
 
 
-class _Requests:
-    """What each call sends."""
+class _Attempts:
+    """The attempts of one call, without I/O: the arguments of each HTTP request, whether an
+    outcome is retried and after how long, and the answer. Both clients drive it."""
 
-    @staticmethod
-    def create_session(fields: Mapping[str, Any]) -> _Request:
-        return _Request("POST", "/v1/sessions", dict(fields), idempotent_write=True)
-
-    @staticmethod
-    def start_turn(
-        session_id: str, content: Any, name: str | None, prompt_format: PromptFormat
-    ) -> _Request:
-        message: dict[str, Any] = {"role": "user", "content": content}
-        if name:
-            message["name"] = name
-        body: dict[str, Any] = {"message": message}
-        if prompt_format != "openai":
-            body["format"] = prompt_format
-        return _Request("POST", f"/v1/sessions/{session_id}/turns", body, idempotent_write=True)
-
-    @staticmethod
-    def post_step(
-        session_id: str,
-        turn_id: str,
-        tool_calls: Sequence[ToolCall | Mapping[str, Any]],
-        tool_results: Sequence[ToolResult | Mapping[str, Any]],
-        content: AssistantContent,
-        usage: Usage | Mapping[str, Any] | None,
-        prompt_format: PromptFormat,
-        reasoning_content: str | None = None,
-    ) -> _Request:
-        assistant = _assistant(content, reasoning_content)
-        assistant["tool_calls"] = [dict(c) for c in tool_calls]
-        body: dict[str, Any] = {
-            "assistant": assistant,
-            "tool_results": [dict(r) for r in tool_results],
+    def __init__(self, retries: Retries, request: _Request) -> None:
+        self._retries = retries
+        self._request = request
+        self._attempt = 0
+        self._outcome: httpx.Response | Exception | None = None
+        key = request.idempotency_key
+        if key is None and request.idempotent_write:
+            key = str(uuid.uuid4())
+        #: The same for every attempt: a retried write keeps its Idempotency-Key.
+        self.http_args: dict[str, Any] = {
+            "method": request.method,
+            "url": request.path,
+            "json": request.json,
+            "params": request.params,
+            "headers": _headers(key),
         }
-        if usage is not None:
-            body["usage"] = dict(usage)
-        if prompt_format != "openai":
-            body["format"] = prompt_format
-        return _Request(
-            "POST",
-            f"/v1/sessions/{session_id}/turns/{turn_id}/steps",
-            body,
-            idempotent_write=True,
-        )
 
-    @staticmethod
-    def complete_turn(
-        session_id: str,
-        turn_id: str,
-        content: AssistantContent,
-        status: TurnStatus,
-        usage: Usage | Mapping[str, Any] | None,
-        reasoning_content: str | None = None,
-    ) -> _Request:
-        body: dict[str, Any] = {
-            "assistant": _assistant(content, reasoning_content),
-            "status": status,
-        }
-        if usage is not None:
-            body["usage"] = dict(usage)
-        return _Request(
-            "POST",
-            f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
-            body,
-            idempotent_write=True,
-        )
+    def wait_after(self, outcome: httpx.Response | Exception) -> float | None:
+        """Seconds to wait before the next attempt; None when ``outcome`` is final."""
+        self._outcome = outcome
+        if self._attempt >= self._retries.attempts - 1:
+            return None
+        if not _should_retry(outcome, self._request):
+            return None
+        retry_after = _retry_after(outcome) if isinstance(outcome, httpx.Response) else None
+        self._attempt += 1
+        return self._retries.delay(self._attempt - 1, retry_after)
 
-    @staticmethod
-    def messages(session_id: str, after_seq: int, limit: int, state: str | None) -> _Request:
-        params: dict[str, Any] = {"after_seq": after_seq, "limit": limit}
-        if state is not None:
-            params["state"] = state
-        return _Request("GET", f"/v1/sessions/{session_id}/messages", params=params)
-
-    @staticmethod
-    def search(session_id: str, query: str, limit: int) -> _Request:
-        params = {"q": query, "limit": limit}
-        return _Request("GET", f"/v1/sessions/{session_id}/search", params=params)
-
-    @staticmethod
-    def trim(model: str, messages: Sequence[Mapping[str, Any]], options: Any) -> _Request:
-        body = {"model": model, "messages": [dict(m) for m in messages], **options}
-        return _Request("POST", "/v1/context/trim", body, pure=True)
-
-    @staticmethod
-    def truncate(messages: Sequence[Mapping[str, Any]], keep: int) -> _Request:
-        body = {"messages": [dict(m) for m in messages], "keep": keep}
-        return _Request("POST", "/v1/context/truncate", body, pure=True)
+    def answer(self) -> Any:
+        """The final outcome's answer, or the error it stands for."""
+        outcome, request = self._outcome, self._request
+        if isinstance(outcome, httpx.Response):
+            return _result(outcome)
+        raise ServiceUnreachable(f"{request.method} {request.path}: {outcome}") from outcome
 
 
-def _client_headers(api_key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+def _query(**params: Any) -> dict[str, Any]:
+    """Query parameters: the ones given (None leaves one out), times as ISO 8601."""
+    return {
+        name: value.isoformat() if isinstance(value, datetime) else value
+        for name, value in params.items()
+        if value is not None
+    }
 
 
-class Contextd:
-    """The synchronous client.
+def _turn_write(
+    path: str,
+    body: dict[str, Any],
+    *,
+    usage: Usage | Mapping[str, Any] | None = None,
+    prompt_format: PromptFormat = "openai",
+    idempotency_key: str | None = None,
+) -> _Request:
+    """A turn's start, step or completion: replayable, so it carries an Idempotency-Key."""
+    if usage is not None:
+        body["usage"] = dict(usage)
+    if prompt_format != "openai":
+        body["format"] = prompt_format
+    return _Request("POST", path, body, idempotent_write=True, idempotency_key=idempotency_key)
 
-    ``transport`` is httpx's: ``httpx.MockTransport`` or ``httpx.WSGITransport`` in tests;
-    ``http_client`` replaces the whole httpx client (proxies, certificates, event hooks)."""
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+class _Call(Generic[_P, _T]):
+    """One API call, defined once: by the function that builds its request (``_call``), or,
+    for a call of several requests (pages, say), by an exchange (``_calls``): a generator that
+    yields each request and receives its answer (``contextd_client._exchange``). Read from a
+    :class:`Contextd` it is a method that returns the answer (``_T``); read from an
+    :class:`AsyncContextd`, a coroutine function with the same parameters."""
 
     def __init__(
         self,
-        base_url: str = DEFAULT_URL,
+        definition: Callable[_P, Any],
         *,
-        api_key: str | None = None,
-        timeout: float = 30.0,
-        retries: Retries = Retries(),
-        transport: httpx.BaseTransport | None = None,
-        http_client: httpx.Client | None = None,
+        build: Callable[_P, _Request] | None = None,
+        exchange: Callable[_P, Generator[_Request, Any, _T]] | None = None,
     ) -> None:
-        self._http = http_client or httpx.Client(
-            base_url=base_url,
-            headers=_client_headers(api_key),
-            timeout=timeout,
-            transport=transport,
+        self._definition = definition
+        self._build = build
+        self._exchange = exchange
+        self.__doc__ = definition.__doc__
+
+    def build(self, *args: _P.args, **kwargs: _P.kwargs) -> _Request:
+        """The request this call sends, for code that sends it itself (``_exchange``)."""
+        if self._build is None:
+            raise TypeError(f"{self._definition.__name__} sends several requests")
+        return self._build(*args, **kwargs)
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> Self: ...
+    @overload
+    def __get__(self, client: Contextd, owner: type[Any]) -> Callable[_P, _T]: ...
+    @overload
+    def __get__(self, client: AsyncContextd, owner: type[Any]) -> Callable[_P, Awaitable[_T]]: ...
+    def __get__(
+        self, client: Contextd | AsyncContextd | None, owner: type[Any]
+    ) -> Self | Callable[_P, Any]:
+        if client is None:
+            return self
+        bound: Callable[_P, Any] = (
+            functools.partial(self._send_async, client)
+            if isinstance(client, AsyncContextd)
+            else functools.partial(self._send, client)
         )
-        self.retries = retries
+        return functools.wraps(self._definition)(bound)
 
-    def _send(self, request: _Request) -> Any:
-        key = str(uuid.uuid4()) if request.idempotent_write else None
-        for attempt in range(self.retries.attempts):
-            last = attempt == self.retries.attempts - 1
-            try:
-                response = self._http.request(
-                    request.method,
-                    request.path,
-                    json=request.json,
-                    params=request.params,
-                    headers=_headers(key),
-                )
-            except httpx.TransportError as error:
-                if last or not _should_retry(error, request):
-                    raise ServiceUnreachable(f"{request.method} {request.path}: {error}") from error
-                time.sleep(self.retries.delay(attempt, None))
-                continue
-            if last or not _should_retry(response, request):
-                return _result(response)
-            time.sleep(self.retries.delay(attempt, _retry_after(response)))
-        raise AssertionError("unreachable: the last attempt returns or raises")
+    def _send(self, client: Contextd, *args: _P.args, **kwargs: _P.kwargs) -> Any:
+        if self._build is not None:
+            return client._send(self._build(*args, **kwargs))
+        from contextd_client._exchange import run
 
-    def create_session(self, **fields: Any) -> Session:
+        assert self._exchange is not None
+        return run(client, self._exchange(*args, **kwargs))
+
+    async def _send_async(self, client: AsyncContextd, *args: _P.args, **kwargs: _P.kwargs) -> Any:
+        if self._build is not None:
+            return await client._send(self._build(*args, **kwargs))
+        from contextd_client._exchange import arun
+
+        assert self._exchange is not None
+        return await arun(client, self._exchange(*args, **kwargs))
+
+
+def _call(answer: type[_T]) -> Callable[[Callable[_P, _Request]], _Call[_P, _T]]:
+    """Declares a request builder as a method of both clients, answering ``answer``."""
+
+    def declare(build: Callable[_P, _Request]) -> _Call[_P, _T]:
+        return _Call(build, build=build)
+
+    return declare
+
+
+def _calls(exchange: Callable[_P, Generator[_Request, Any, _T]]) -> _Call[_P, _T]:
+    """Declares an exchange (a call of several requests) as a method of both clients."""
+    return _Call(exchange, exchange=exchange)
+
+
+class _Api:
+    """Every call of the API, as both clients have it. Each function builds the request its
+    call sends (no ``self``: ``_Call`` binds it to the client it is read from)."""
+
+    # Sessions.
+
+    @_call(Session)
+    def create_session(**fields: Any) -> _Request:
         """Create a session: ``model`` is required; ``id``, ``system`` (a dict with the layers
         "global", "mode", "role"), ``goal``, ``mode``, ``metadata``, ``memory``, ``tools``,
-        ``max_output_tokens``, ``context_limit``, ``block_caps`` are optional."""
-        return cast(Session, self._send(_Requests.create_session(fields)))
+        ``max_output_tokens``, ``context_limit``, ``block_caps``, ``recall`` are optional."""
+        return _Request("POST", "/v1/sessions", dict(fields), idempotent_write=True)
 
-    def get_session(self, session_id: str) -> Session:
-        return cast(Session, self._send(_Request("GET", f"/v1/sessions/{session_id}")))
+    @_call(Session)
+    def get_session(session_id: str) -> _Request:
+        """A session: its settings, its budget, its turn count and open turn."""
+        return _Request("GET", f"/v1/sessions/{session_id}")
 
-    def update_session(self, session_id: str, **fields: Any) -> Session:
+    @_call(Session)
+    def update_session(session_id: str, **fields: Any) -> _Request:
         """Change a session's fields; ``None`` clears one."""
-        request = _Request("PATCH", f"/v1/sessions/{session_id}", fields)
-        return cast(Session, self._send(request))
+        return _Request("PATCH", f"/v1/sessions/{session_id}", fields)
 
-    def delete_session(self, session_id: str) -> None:
-        self._send(_Request("DELETE", f"/v1/sessions/{session_id}"))
+    @_call(type(None))
+    def delete_session(session_id: str) -> _Request:
+        """Delete a session with everything stored for it."""
+        return _Request("DELETE", f"/v1/sessions/{session_id}")
 
-    def set_memory(self, session_id: str, memory: str | None) -> Session:
+    @_call(Session)
+    def set_memory(session_id: str, memory: str | None) -> _Request:
         """Pin memory: shown after the goal, before the summary, in every prompt."""
-        request = _Request("PUT", f"/v1/sessions/{session_id}/memory", {"memory": memory})
-        return cast(Session, self._send(request))
+        return _Request("PUT", f"/v1/sessions/{session_id}/memory", {"memory": memory})
 
+    # Turns.
+
+    @_call(Prompt)
     def start_turn(
-        self,
         session_id: str,
         content: Any,
         *,
         name: str | None = None,
         prompt_format: PromptFormat = "openai",
-    ) -> Prompt:
-        """Start a turn with the user's message; returns the prompt for the LLM call."""
-        request = _Requests.start_turn(session_id, content, name, prompt_format)
-        return cast(Prompt, self._send(request))
+        idempotency_key: str | None = None,
+    ) -> _Request:
+        """Start a turn with the user's message; returns the prompt for the LLM call.
 
+        Every write carries an ``Idempotency-Key`` (a new one per call unless
+        ``idempotency_key`` gives one): the same key sent again within the service's window
+        gets the first answer back and stores nothing twice, which lets a caller that lost
+        track of a call (a crash, a retried graph node) repeat it safely."""
+        message: dict[str, Any] = {"role": "user", "content": content}
+        if name:
+            message["name"] = name
+        return _turn_write(
+            f"/v1/sessions/{session_id}/turns",
+            {"message": message},
+            prompt_format=prompt_format,
+            idempotency_key=idempotency_key,
+        )
+
+    @_call(Prompt)
     def post_step(
-        self,
         session_id: str,
         turn_id: str,
         tool_calls: Sequence[ToolCall | Mapping[str, Any]],
@@ -336,20 +377,25 @@ class Contextd:
         reasoning_content: str | None = None,
         usage: Usage | Mapping[str, Any] | None = None,
         prompt_format: PromptFormat = "openai",
-    ) -> Prompt:
+        idempotency_key: str | None = None,
+    ) -> _Request:
         """The LLM's tool calls and every call's result; returns the next prompt.
         ``content`` may be a list of parts with the model's thinking blocks, sent back
         unchanged; ``reasoning_content`` is an OpenAI-shaped model's reasoning. A Claude
         agent may pass the response's content blocks as ``content`` (its ``tool_use`` blocks
         are the calls: ``tool_calls`` is then empty) and ``tool_result`` blocks as results."""
-        request = _Requests.post_step(
-            session_id, turn_id, tool_calls, tool_results, content, usage, prompt_format,
-            reasoning_content,
-        )  # fmt: skip
-        return cast(Prompt, self._send(request))
+        assistant = _assistant(content, reasoning_content)
+        assistant["tool_calls"] = [dict(call) for call in tool_calls]
+        return _turn_write(
+            f"/v1/sessions/{session_id}/turns/{turn_id}/steps",
+            {"assistant": assistant, "tool_results": [dict(result) for result in tool_results]},
+            usage=usage,
+            prompt_format=prompt_format,
+            idempotency_key=idempotency_key,
+        )
 
+    @_call(Turn)
     def complete_turn(
-        self,
         session_id: str,
         turn_id: str,
         content: AssistantContent,
@@ -357,39 +403,209 @@ class Contextd:
         status: TurnStatus = "completed",
         usage: Usage | Mapping[str, Any] | None = None,
         reasoning_content: str | None = None,
-    ) -> Turn:
+        idempotency_key: str | None = None,
+    ) -> _Request:
         """The LLM's answer closes the turn (``status="failed"`` when the call failed)."""
-        request = _Requests.complete_turn(
-            session_id, turn_id, content, status, usage, reasoning_content
+        return _turn_write(
+            f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
+            {"assistant": _assistant(content, reasoning_content), "status": status},
+            usage=usage,
+            idempotency_key=idempotency_key,
         )
-        return cast(Turn, self._send(request))
 
-    def get_turn(self, session_id: str, turn_id: str) -> Turn:
-        return cast(Turn, self._send(_Request("GET", f"/v1/sessions/{session_id}/turns/{turn_id}")))
+    @_call(Turn)
+    def get_turn(session_id: str, turn_id: str) -> _Request:
+        """A turn: its status, its steps, the answer and the usage reported for it."""
+        return _Request("GET", f"/v1/sessions/{session_id}/turns/{turn_id}")
 
+    # What a session stored.
+
+    @_call(MessagePage)
     def messages(
-        self, session_id: str, *, after_seq: int = 0, limit: int = 200, state: str | None = None
-    ) -> MessagePage:
+        session_id: str, *, after_seq: int = 0, limit: int = 200, state: str | None = None
+    ) -> _Request:
         """Stored messages with their state (active, summarised, pruned), a page at a time."""
-        request = _Requests.messages(session_id, after_seq, limit, state)
-        return cast(MessagePage, self._send(request))
+        params = _query(after_seq=after_seq, limit=limit, state=state)
+        return _Request("GET", f"/v1/sessions/{session_id}/messages", params=params)
 
-    def summaries(self, session_id: str) -> SummaryList:
-        request = _Request("GET", f"/v1/sessions/{session_id}/summaries")
-        return cast(SummaryList, self._send(request))
+    @_call(SummaryList)
+    def summaries(session_id: str) -> _Request:
+        """The session's summaries, newest first."""
+        return _Request("GET", f"/v1/sessions/{session_id}/summaries")
 
-    def search(self, session_id: str, query: str, *, limit: int = 10) -> SearchResult:
+    @_call(SummaryJobList)
+    def summary_jobs(session_id: str, *, limit: int = 50) -> _Request:
+        """The session's summary jobs (LLM summaries made off the request path), newest
+        first: status, attempts, the failure if one failed."""
+        params = _query(limit=limit)
+        return _Request("GET", f"/v1/sessions/{session_id}/summary-jobs", params=params)
+
+    @_call(SearchResult)
+    def search(session_id: str, query: str, *, limit: int = 10) -> _Request:
         """Messages of the session that say every word of ``query``, best first, whatever
         their state: what was summarised or pruned away is found too. Give it to the model as
-        a tool to look up something said earlier (README: Search and recall)."""
-        return cast(SearchResult, self._send(_Requests.search(session_id, query, limit)))
+        a tool to look up something said earlier."""
+        params = _query(q=query, limit=limit)
+        return _Request("GET", f"/v1/sessions/{session_id}/search", params=params)
 
-    def trim(self, model: str, messages: Sequence[Mapping[str, Any]], **options: Any) -> TrimResult:
+    # The audit (a key with the ops scope).
+
+    @_call(AuditPage)
+    def list_audit(
+        *,
+        session_id: str | None = None,
+        turn_id: str | None = None,
+        model: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        summary_triggered: bool | None = None,
+        prune_triggered: bool | None = None,
+        overflow_rejected: bool | None = None,
+        summary_fallback: bool | None = None,
+        estimator_fallback: bool | None = None,
+        before_id: int | None = None,
+        limit: int = 50,
+    ) -> _Request:
+        """Audit rows (one per assembly: a turn's start and each step), newest first; every
+        filter given applies. ``turn_id`` gives one turn's assemblies. Page on with
+        ``before_id=page["next_before_id"]``."""
+        params = _query(
+            session_id=session_id,
+            turn_id=turn_id,
+            model=model,
+            since=since,
+            until=until,
+            summary_triggered=summary_triggered,
+            prune_triggered=prune_triggered,
+            overflow_rejected=overflow_rejected,
+            summary_fallback=summary_fallback,
+            estimator_fallback=estimator_fallback,
+            before_id=before_id,
+            limit=limit,
+        )
+        return _Request("GET", "/v1/audit", params=params)
+
+    @_call(AuditEntry)
+    def get_audit(audit_id: int) -> _Request:
+        """One assembly (``prompt["audit_id"]``): its figures, its blocks, what it kept,
+        summarised or pruned, and why it was rejected if it was."""
+        return _Request("GET", f"/v1/audit/{audit_id}")
+
+    @_calls
+    def turn_audit(session_id: str, turn_id: str) -> Generator[_Request, Any, list[AuditEntry]]:
+        """One turn's audit: every assembly of the turn (its start and each step, a rejected
+        one included), oldest first, read page by page."""
+        entries: list[AuditEntry] = []
+        before_id: int | None = None
+        while True:
+            page: AuditPage = yield _Api.list_audit.build(
+                session_id=session_id, turn_id=turn_id, before_id=before_id, limit=500
+            )
+            entries.extend(page["items"])
+            before_id = page["next_before_id"]
+            if before_id is None:
+                return entries[::-1]
+
+    @_call(AuditRollup)
+    def audit_rollup(session_id: str) -> _Request:
+        """One session's assemblies summed up: turns, tokens, policy events, latency."""
+        return _Request("GET", "/v1/audit/rollup", params={"session_id": session_id})
+
+    # Counting and the model table.
+
+    @_call(TokenCount)
+    def count_tokens(
+        model: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+    ) -> _Request:
+        """A chat request's input tokens (messages and tool definitions) for ``model``,
+        counted as a turn counts its prompt, with the calibration in force."""
+        body = {
+            "model": model,
+            "messages": [dict(message) for message in messages],
+            "tools": [dict(tool) for tool in tools],
+        }
+        return _Request("POST", "/v1/tokens/count", body, pure=True)
+
+    @_call(ModelList)
+    def models() -> _Request:
+        """The model table: limits, how each model is counted, its calibration."""
+        return _Request("GET", "/v1/models")
+
+    @_call(ModelInfo)
+    def model(name: str) -> _Request:
+        """What a model name resolves to (an unknown name gets the defaults)."""
+        return _Request("GET", f"/v1/models/{name}")
+
+    # Stateless toolkit.
+
+    @_call(TrimResult)
+    def trim(model: str, messages: Sequence[Mapping[str, Any]], **options: Any) -> _Request:
         """Stateless trim; pass back ``trimmed_up_to_message_index`` on the next call."""
-        return cast(TrimResult, self._send(_Requests.trim(model, messages, options)))
+        body = {"model": model, "messages": [dict(message) for message in messages], **options}
+        return _Request("POST", "/v1/context/trim", body, pure=True)
 
-    def truncate(self, messages: Sequence[Mapping[str, Any]], *, keep: int = 10) -> TruncateResult:
-        return cast(TruncateResult, self._send(_Requests.truncate(messages, keep)))
+    @_call(TruncateResult)
+    def truncate(messages: Sequence[Mapping[str, Any]], *, keep: int = 10) -> _Request:
+        """The last ``keep`` messages, tool calls kept with their results."""
+        body = {"messages": [dict(message) for message in messages], "keep": keep}
+        return _Request("POST", "/v1/context/truncate", body, pure=True)
+
+
+_HttpClient = TypeVar("_HttpClient", httpx.Client, httpx.AsyncClient)
+_Transport = TypeVar("_Transport", httpx.BaseTransport, httpx.AsyncBaseTransport)
+
+
+class _Client(_Api, Generic[_HttpClient, _Transport]):
+    """What both clients are made with: where the service is, the key, the timeout, the
+    retries, and httpx's transport or a whole httpx client of the matching kind."""
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_URL,
+        *,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        retries: Retries = Retries(),
+        transport: _Transport | None = None,
+        http_client: _HttpClient | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http: _HttpClient = http_client or self._http_client(
+            base_url=base_url, headers=headers, timeout=timeout, transport=transport
+        )
+        self.retries = retries
+
+    @staticmethod
+    def _http_client(**options: Any) -> _HttpClient:
+        raise NotImplementedError
+
+
+class Contextd(_Client[httpx.Client, httpx.BaseTransport]):
+    """The synchronous client.
+
+    ``transport`` is httpx's: ``httpx.MockTransport`` or ``httpx.WSGITransport`` in tests;
+    ``http_client`` replaces the whole httpx client (proxies, certificates, event hooks)."""
+
+    @staticmethod
+    def _http_client(**options: Any) -> httpx.Client:
+        return httpx.Client(**options)
+
+    def _send(self, request: _Request) -> Any:
+        attempts = _Attempts(self.retries, request)
+        while True:
+            wait = attempts.wait_after(self._attempt(attempts.http_args))
+            if wait is None:
+                return attempts.answer()
+            time.sleep(wait)
+
+    def _attempt(self, http_args: dict[str, Any]) -> httpx.Response | Exception:
+        try:
+            return self._http.request(**http_args)
+        except httpx.TransportError as error:
+            return error
 
     def close(self) -> None:
         self._http.close()
@@ -397,154 +613,30 @@ class Contextd:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
-class AsyncContextd:
-    """The asynchronous client: the same methods as :class:`Contextd`, awaitable."""
+class AsyncContextd(_Client[httpx.AsyncClient, httpx.AsyncBaseTransport]):
+    """The asynchronous client: the same calls as :class:`Contextd`, awaitable."""
 
-    def __init__(
-        self,
-        base_url: str = DEFAULT_URL,
-        *,
-        api_key: str | None = None,
-        timeout: float = 30.0,
-        retries: Retries = Retries(),
-        transport: httpx.AsyncBaseTransport | None = None,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        self._http = http_client or httpx.AsyncClient(
-            base_url=base_url,
-            headers=_client_headers(api_key),
-            timeout=timeout,
-            transport=transport,
-        )
-        self.retries = retries
+    @staticmethod
+    def _http_client(**options: Any) -> httpx.AsyncClient:
+        return httpx.AsyncClient(**options)
 
     async def _send(self, request: _Request) -> Any:
-        key = str(uuid.uuid4()) if request.idempotent_write else None
-        for attempt in range(self.retries.attempts):
-            last = attempt == self.retries.attempts - 1
-            try:
-                response = await self._http.request(
-                    request.method,
-                    request.path,
-                    json=request.json,
-                    params=request.params,
-                    headers=_headers(key),
-                )
-            except httpx.TransportError as error:
-                if last or not _should_retry(error, request):
-                    raise ServiceUnreachable(f"{request.method} {request.path}: {error}") from error
-                await asyncio.sleep(self.retries.delay(attempt, None))
-                continue
-            if last or not _should_retry(response, request):
-                return _result(response)
-            await asyncio.sleep(self.retries.delay(attempt, _retry_after(response)))
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        attempts = _Attempts(self.retries, request)
+        while True:
+            wait = attempts.wait_after(await self._attempt(attempts.http_args))
+            if wait is None:
+                return attempts.answer()
+            await asyncio.sleep(wait)
 
-    async def create_session(self, **fields: Any) -> Session:
-        """Create a session (see :meth:`Contextd.create_session`)."""
-        return cast(Session, await self._send(_Requests.create_session(fields)))
-
-    async def get_session(self, session_id: str) -> Session:
-        return cast(Session, await self._send(_Request("GET", f"/v1/sessions/{session_id}")))
-
-    async def update_session(self, session_id: str, **fields: Any) -> Session:
-        request = _Request("PATCH", f"/v1/sessions/{session_id}", fields)
-        return cast(Session, await self._send(request))
-
-    async def delete_session(self, session_id: str) -> None:
-        await self._send(_Request("DELETE", f"/v1/sessions/{session_id}"))
-
-    async def set_memory(self, session_id: str, memory: str | None) -> Session:
-        request = _Request("PUT", f"/v1/sessions/{session_id}/memory", {"memory": memory})
-        return cast(Session, await self._send(request))
-
-    async def start_turn(
-        self,
-        session_id: str,
-        content: Any,
-        *,
-        name: str | None = None,
-        prompt_format: PromptFormat = "openai",
-    ) -> Prompt:
-        """Start a turn with the user's message; returns the prompt for the LLM call."""
-        request = _Requests.start_turn(session_id, content, name, prompt_format)
-        return cast(Prompt, await self._send(request))
-
-    async def post_step(
-        self,
-        session_id: str,
-        turn_id: str,
-        tool_calls: Sequence[ToolCall | Mapping[str, Any]],
-        tool_results: Sequence[ToolResult | Mapping[str, Any]],
-        *,
-        content: AssistantContent = None,
-        reasoning_content: str | None = None,
-        usage: Usage | Mapping[str, Any] | None = None,
-        prompt_format: PromptFormat = "openai",
-    ) -> Prompt:
-        """The LLM's tool calls and every call's result; returns the next prompt.
-        ``content`` may be a list of parts with the model's thinking blocks, sent back
-        unchanged; ``reasoning_content`` is an OpenAI-shaped model's reasoning. A Claude
-        agent may pass the response's content blocks as ``content`` (its ``tool_use`` blocks
-        are the calls: ``tool_calls`` is then empty) and ``tool_result`` blocks as results."""
-        request = _Requests.post_step(
-            session_id, turn_id, tool_calls, tool_results, content, usage, prompt_format,
-            reasoning_content,
-        )  # fmt: skip
-        return cast(Prompt, await self._send(request))
-
-    async def complete_turn(
-        self,
-        session_id: str,
-        turn_id: str,
-        content: AssistantContent,
-        *,
-        status: TurnStatus = "completed",
-        usage: Usage | Mapping[str, Any] | None = None,
-        reasoning_content: str | None = None,
-    ) -> Turn:
-        """The LLM's answer closes the turn."""
-        request = _Requests.complete_turn(
-            session_id, turn_id, content, status, usage, reasoning_content
-        )
-        return cast(Turn, await self._send(request))
-
-    async def get_turn(self, session_id: str, turn_id: str) -> Turn:
-        request = _Request("GET", f"/v1/sessions/{session_id}/turns/{turn_id}")
-        return cast(Turn, await self._send(request))
-
-    async def messages(
-        self, session_id: str, *, after_seq: int = 0, limit: int = 200, state: str | None = None
-    ) -> MessagePage:
-        request = _Requests.messages(session_id, after_seq, limit, state)
-        return cast(MessagePage, await self._send(request))
-
-    async def summaries(self, session_id: str) -> SummaryList:
-        request = _Request("GET", f"/v1/sessions/{session_id}/summaries")
-        return cast(SummaryList, await self._send(request))
-
-    async def search(self, session_id: str, query: str, *, limit: int = 10) -> SearchResult:
-        request = _Requests.search(session_id, query, limit)
-        return cast(SearchResult, await self._send(request))
-
-    async def trim(
-        self, model: str, messages: Sequence[Mapping[str, Any]], **options: Any
-    ) -> TrimResult:
-        return cast(TrimResult, await self._send(_Requests.trim(model, messages, options)))
-
-    async def truncate(
-        self, messages: Sequence[Mapping[str, Any]], *, keep: int = 10
-    ) -> TruncateResult:
-        return cast(TruncateResult, await self._send(_Requests.truncate(messages, keep)))
+    async def _attempt(self, http_args: dict[str, Any]) -> httpx.Response | Exception:
+        try:
+            return await self._http.request(**http_args)
+        except httpx.TransportError as error:
+            return error
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -552,10 +644,5 @@ class AsyncContextd:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()

@@ -220,3 +220,158 @@ class TrimResult(TypedDict):
 class TruncateResult(TypedDict):
     messages: list[dict[str, Any]]
     removed: int
+
+
+class SummaryJob(TypedDict):
+    """An LLM summary made off the request path."""
+
+    id: int
+    session_id: str
+    turn_id: str | None
+    turn_seq: int
+    reason: str
+    from_seq: int
+    to_seq: int
+    #: "queued", "running", "done", "failed", …
+    status: str
+    attempts: int
+    lease_expires_at: str | None
+    heartbeat_at: str | None
+    summary_id: int | None
+    failure: str | None
+    applied_at: str | None
+    created_at: str
+    finished_at: str | None
+
+
+class SummaryJobList(TypedDict):
+    jobs: list[SummaryJob]
+
+
+class AuditEntry(TypedDict):
+    """One context assembly (a turn's start or a step), rejected ones included."""
+
+    id: int
+    session_id: str
+    tenant_id: str
+    turn_id: str | None
+    turn_seq: int
+    step: int
+    model_alias: str
+    model_context_limit: int
+    input_budget: int
+    estimated_input_tokens_before: int
+    estimated_input_tokens_after_summary: int
+    estimated_input_tokens_after_prune: int
+    #: The accepted prompt's tokens; None when the assembly was rejected.
+    estimated_input_tokens: int | None
+    summary_triggered: bool
+    summary_reason: str | None
+    summary_fallback: bool
+    summary_id: int | None
+    prune_triggered: bool
+    overflow_rejected: bool
+    #: Tokens per block of the prompt (system, goal, memory, summary, history, current, …).
+    blocks: dict[str, int]
+    block_telemetry: dict[str, Any] | None
+    kept_message_ids: list[int]
+    summarised_message_ids: list[int]
+    pruned_message_ids: list[int]
+    estimator: str
+    estimator_fallback: bool
+    calibration_ratio: float
+    latency_ms: float
+    prefix_kept: bool | None
+    first_changed_index: int | None
+    change_reason: str | None
+    cache_read_tokens: int | None
+    #: Why the assembly was rejected and what to do, when it was.
+    rejection: dict[str, Any] | None
+    created_at: str
+
+
+class AuditPage(TypedDict):
+    items: list[AuditEntry]
+    #: Pass as ``before_id`` for the next (older) page; None at the end.
+    next_before_id: int | None
+
+
+class TokenStats(TypedDict):
+    min: int | None
+    avg: float | None
+    max: int | None
+
+
+class LatencyStats(TypedDict):
+    p50: float
+    p95: float
+    max: float
+
+
+class AuditRollup(TypedDict):
+    """A session's assemblies at a glance."""
+
+    session_id: str
+    tenant_id: str
+    model_alias: str
+    first_at: str
+    last_at: str
+    assemblies: int
+    turns: int
+    rejections: int
+    summaries: int
+    summary_triggers: int
+    prunes: int
+    summary_fallbacks: int
+    estimator_fallbacks: int
+    prompt_tokens: TokenStats
+    latency_ms: LatencyStats
+    #: The newest rejection's audit id, to read why (``get_audit``).
+    last_rejection_id: int | None
+
+
+CountingMethod = Literal["exact", "tokenizer", "proxy", "fallback"]
+
+
+class Calibration(TypedDict):
+    """What usage reports have taught the service about a model's counts."""
+
+    ratio: float
+    learnt_ratio: float | None
+    samples: int
+    rejected: int
+    updated_at: str | None
+
+
+class CountBreakdown(TypedDict):
+    messages: int
+    tools: int
+
+
+class TokenCount(TypedDict):
+    model: str
+    input_tokens: int
+    method: CountingMethod
+    encoding: str
+    calibration: Calibration
+    #: ``input_tokens`` times the calibration ratio: what the provider is expected to count.
+    calibrated_input_tokens: int
+    breakdown: CountBreakdown
+    notes: list[str]
+
+
+class ModelInfo(TypedDict):
+    name: str
+    family: str
+    #: "builtin", "operator" or "default" (an unknown name).
+    source: str
+    context_limit: int
+    max_output_tokens: int | None
+    method: CountingMethod
+    encoding: str
+    safety_factor: float
+    calibration: Calibration
+
+
+class ModelList(TypedDict):
+    models: list[ModelInfo]
