@@ -156,7 +156,7 @@ class Agent:
             )
             if started.status_code == 422:
                 self.result.refused += 1
-                self.result.problems.append(f"turn {index}: {started.json().get('code')}")
+                self.result.problems.append(f"turn {index}: {started.json()['error']['code']}")
                 continue
             started.raise_for_status()
             turn_id = started.json()["turn_id"]
@@ -187,7 +187,7 @@ class Agent:
                 if posted.status_code == 422:
                     self.result.refused += 1
                     self.result.problems.append(
-                        f"turn {index} step {number}: {posted.json().get('code')}"
+                        f"turn {index} step {number}: {posted.json()['error']['code']}"
                     )
                     break
                 posted.raise_for_status()
