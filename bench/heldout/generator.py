@@ -189,9 +189,22 @@ def _texts(turn: Turn) -> list[str]:
     return texts
 
 
+def _unspaced(char: str) -> bool:
+    """Scripts written without spaces between words (kana, CJK ideographs, Hangul
+    syllables): there a value sits between other letters, and still is a word of its own."""
+    return (
+        "\u3040" <= char <= "\u30ff"
+        or "\u3400" <= char <= "\u9fff"
+        or ("\uac00" <= char <= "\ud7af")
+    )
+
+
 def value_pattern(value: str) -> re.Pattern[str]:
     """A value found as itself, not inside a longer word."""
-    return re.compile(rf"(?<!\w){re.escape(normalise(value))}(?!\w)")
+    text = normalise(value)
+    before = "" if _unspaced(text[0]) else r"(?<!\w)"
+    after = "" if _unspaced(text[-1]) else r"(?!\w)"
+    return re.compile(f"{before}{re.escape(text)}{after}")
 
 
 def _check_values_unique(scenario: Scenario) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bench.heldout.generator import MIN_QUESTION_GAP, generate
+from bench.heldout.generator import MIN_QUESTION_GAP, generate, value_pattern
 
 
 def test_a_seed_makes_the_same_session_every_time() -> None:
@@ -26,3 +26,8 @@ def test_facts_come_in_the_first_half_and_questions_long_after_their_source() ->
     assert all(fact.turn < 60 for fact in scenario.facts)
     assert scenario.questions
     assert all(q.turn - q.source_turn >= MIN_QUESTION_GAP for q in scenario.questions)
+
+
+def test_a_value_is_found_between_letters_of_a_script_written_without_spaces() -> None:
+    assert value_pattern("大阪").search("来週の金曜日に大阪へ出張します")
+    assert not value_pattern("Linz").search("the linzer torte")
