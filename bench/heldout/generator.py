@@ -57,9 +57,11 @@ def _filler(rng: random.Random) -> Turn:
 
 
 def _window(text: str, value: str, margin: int = 30) -> str:
-    """The source's words around the value: what proves the source itself is shown."""
-    at = normalise(text).find(normalise(value))
-    source = normalise(text)
+    """The source's words around the value, within its line: what proves the source itself
+    is shown (whole, cut, or as the one line a summary kept), not a paraphrase of it."""
+    line = next(line for line in text.splitlines() if normalise(value) in normalise(line))
+    source = normalise(line)
+    at = source.find(normalise(value))
     return source[max(0, at - margin) : at + len(normalise(value)) + margin].strip()
 
 
