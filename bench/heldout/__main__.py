@@ -87,7 +87,7 @@ def report(results: Iterable[SessionResult]) -> str:
         lines.append(f"  {'over budget (tiktoken)':<38}{_share(over, prompts):>18}")
         lines.append(f"  {'invalid for OpenAI chat':<38}{_share(invalid, prompts):>18}")
         lines.append(f"  {'refused (422)':<38}{sum(r.refused for r in runs):>18}")
-        lines.append(f"  {'largest prompt / input budget':<38}{largest:>18.2f}")
+        lines.append(f"  {'largest prompt / input budget':<38}{largest:>18.3f}")
     return "\n".join(lines)
 
 
