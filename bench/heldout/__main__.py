@@ -88,6 +88,9 @@ def report(results: Iterable[SessionResult]) -> str:
         lines.append(f"  {'invalid for OpenAI chat':<38}{_share(invalid, prompts):>18}")
         lines.append(f"  {'refused (422)':<38}{sum(r.refused for r in runs):>18}")
         lines.append(f"  {'largest prompt / input budget':<38}{largest:>18.3f}")
+        found, stated = sum(r.stated_found for r in runs), sum(r.stated for r in runs)
+        lines.append("control: a fact found in the prompt of the turn that states it")
+        lines.append(f"  {'found':<38}{_share(found, stated):>18}")
     return "\n".join(lines)
 
 

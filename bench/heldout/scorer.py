@@ -103,6 +103,10 @@ class SessionResult:
     invalid: int = 0
     refused: int = 0
     max_share: float = 0.0
+    #: The control: facts (and corrections) found in the prompt of the very turn that states
+    #: them, where they must be; less than all means the matching, not contextd, is wrong.
+    stated_found: int = 0
+    stated: int = 0
     problems: list[str] = field(default_factory=list)
 
 
@@ -148,6 +152,10 @@ class Agent:
         self.session = created.json()["id"]
         self.budget = created.json()["budget"]["input_budget"]
         questions = {q.turn: q for q in scenario.questions}
+        stated = {f.turn: f.value for f in scenario.facts}
+        for fact in scenario.facts:
+            if fact.corrected_to is not None and fact.correction_turn is not None:
+                stated[fact.correction_turn] = fact.corrected_to
         last: list[dict[str, Any]] = []
         base = f"/v1/sessions/{self.session}"
         for index, turn in enumerate(scenario.turns):
@@ -163,6 +171,10 @@ class Agent:
             last = self._check(f"turn {index}", started.json())
             if index in questions:
                 self._score_question(questions[index], last)
+            value = stated.get(index)
+            if value is not None:
+                self.result.stated += 1
+                self.result.stated_found += bool(value_pattern(value).search(prompt_text(last)))
             for number, step in enumerate(turn.steps, 1):
                 posted = await self.client.post(
                     f"{base}/turns/{turn_id}/steps",
