@@ -38,6 +38,7 @@ import tiktoken
 
 from bench.common import running_app
 from bench.heldout import material as m
+from bench.heldout.__main__ import seed_list
 from bench.heldout.scorer import chat_problems
 from tests.openai_counting import prompt_tokens
 
@@ -340,9 +341,10 @@ def report(outcomes: Sequence[Outcome]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.heldout.traffic", description=__doc__)
-    parser.add_argument("--seed", type=int, default=2000)
+    parser.add_argument("--seeds", default="2000-2002", help="e.g. 2000-2002 or 2000,2005")
     args = parser.parse_args(argv)
-    print(report(asyncio.run(run(args.seed))))  # noqa: T201
+    for seed in seed_list(args.seeds):
+        print(f"== seed {seed}\n{report(asyncio.run(run(seed)))}")  # noqa: T201
 
 
 if __name__ == "__main__":
