@@ -1,0 +1,133 @@
+"""``python -m bench.heldout``: the held-out retention and recall figures, by kind.
+
+Each seed's session runs twice through the real app (in process, a throwaway SQLite file),
+with recall off and on. The report seeds are 1000-1009; any other seed is fine for a look.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import asdict
+
+from bench.common import running_app
+from bench.heldout.generator import generate
+from bench.heldout.scorer import Agent, SessionResult
+
+REPORT_SEEDS = tuple(range(1000, 1010))
+
+
+def seed_list(text: str) -> list[int]:
+    """ "1000-1009" or "1,5,9" (or both, comma-separated)."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        if "-" in part:
+            low, high = part.split("-")
+            seeds.extend(range(int(low), int(high) + 1))
+        elif part:
+            seeds.append(int(part))
+    return seeds
+
+
+def _share(hit: int, total: int) -> str:
+    return f"{hit}/{total} ({100 * hit / total:.0f}%)" if total else "-"
+
+
+def report(results: Iterable[SessionResult]) -> str:
+    results = list(results)
+    lines = []
+    for recall in (False, True):
+        runs = [r for r in results if r.recall is recall]
+        if not runs:
+            continue
+        lines.append(f"\n== recall {'on' if recall else 'off'} ({len(runs)} sessions) ==")
+        kinds: dict[str, list[int]] = {}
+        for run in runs:
+            for kind, (hit, total) in run.facts.items():
+                kinds.setdefault(kind, [0, 0])
+                kinds[kind][0] += hit
+                kinds[kind][1] += total
+        lines.append(f"{'facts in the last prompt':<40}{'present':>18}")
+        for kind in sorted(kinds):
+            lines.append(f"  {kind:<38}{_share(*kinds[kind]):>18}")
+        hit = sum(k[0] for k in kinds.values())
+        total = sum(k[1] for k in kinds.values())
+        lines.append(f"  {'all':<38}{_share(hit, total):>18}")
+        corrections = sum(r.corrections for r in runs)
+        lines.append("corrections")
+        new = sum(r.correction_new_present for r in runs)
+        old = sum(r.correction_old_current for r in runs)
+        lines.append(f"  {'new value present':<38}{_share(new, corrections):>18}")
+        lines.append(f"  {'old value presented as current':<38}{_share(old, corrections):>18}")
+        lines.append(f"{'later questions':<40}{'source in prompt':>18}{'answer in prompt':>18}")
+        questions = [q for r in runs for q in r.questions]
+        groups = (
+            ("shares a word with the source", lambda q: q.shares_word),
+            ("shares no word", lambda q: not q.shares_word),
+            ("source said by the user", lambda q: q.source_role == "user"),
+            ("source said by the assistant", lambda q: q.source_role == "assistant"),
+            ("all", lambda q: True),
+        )
+        for name, keep in groups:
+            chosen = [q for q in questions if keep(q)]
+            source = sum(q.source_present for q in chosen)
+            answer = sum(q.answer_present for q in chosen)
+            lines.append(
+                f"  {name:<38}{_share(source, len(chosen)):>18}{_share(answer, len(chosen)):>18}"
+            )
+        prompts = sum(r.prompts for r in runs)
+        over = sum(r.over_budget for r in runs)
+        invalid = sum(r.invalid for r in runs)
+        largest = max(r.max_share for r in runs)
+        lines.append("prompts")
+        lines.append(f"  {'over budget (tiktoken)':<38}{_share(over, prompts):>18}")
+        lines.append(f"  {'invalid for OpenAI chat':<38}{_share(invalid, prompts):>18}")
+        lines.append(f"  {'refused (422)':<38}{sum(r.refused for r in runs):>18}")
+        lines.append(f"  {'largest prompt / input budget':<38}{largest:>18.3f}")
+        found, stated = sum(r.stated_found for r in runs), sum(r.stated for r in runs)
+        lines.append("control: a fact found in the prompt of the turn that states it")
+        lines.append(f"  {'found':<38}{_share(found, stated):>18}")
+    return "\n".join(lines)
+
+
+async def run(seeds: list[int], turns: int, modes: list[bool]) -> list[SessionResult]:
+    results = []
+    async with running_app() as client:
+        for seed in seeds:
+            scenario = generate(seed, turns)
+            for recall in modes:
+                started = time.perf_counter()
+                result = await Agent(client, scenario, recall=recall).run()
+                results.append(result)
+                print(  # noqa: T201
+                    f"seed {seed} recall {'on' if recall else 'off'}: "
+                    f"{sum(h for h, _ in result.facts.values())}/{len(scenario.facts)} facts, "
+                    f"{sum(q.source_present for q in result.questions)}/"
+                    f"{len(result.questions)} sources, {result.prompts} prompts in "
+                    f"{time.perf_counter() - started:.0f}s",
+                    file=sys.stderr,
+                )
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.heldout", description=__doc__)
+    parser.add_argument("--seeds", default="1000-1009", help="e.g. 1000-1009 or 1,2,3")
+    parser.add_argument("--turns", type=int, default=280)
+    parser.add_argument("--recall", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--json", help="also write every session's figures to this file")
+    args = parser.parse_args(argv)
+    modes = {"both": [False, True], "on": [True], "off": [False]}[args.recall]
+    results = asyncio.run(run(seed_list(args.seeds), args.turns, modes))
+    print(report(results))  # noqa: T201
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump([asdict(r) for r in results], out, indent=1, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    main()
