@@ -633,7 +633,7 @@ def _proxy(
         margins=_FAMILY_MARGINS.get(tokenizer) if tokenizer else None,
         rules=ChatRules(
             images=images,
-            template=_FAMILY_TEMPLATES.get(family),
+            template=_FAMILY_TEMPLATES.get(tokenizer or "") or _FAMILY_TEMPLATES.get(family),
             tools_prompt_tokens=ANTHROPIC_TOOL_PROMPT_TOKENS if family == "anthropic" else 0,
         ),
         family=family,
@@ -645,6 +645,8 @@ _FAMILY_TEMPLATES: dict[str, TemplateName] = {
     "llama": "llama3",
     "qwen": "qwen",
     "mistral": "mistral",
+    # Names that span Mistral's instruct versions: the dearest framing of them all.
+    "mistral-any": "mistral-any",
     "deepseek": "deepseek",
 }
 #: Proxy margins of the families with a real tokenizer, for installs without its extra:
@@ -654,6 +656,7 @@ _FAMILY_TEMPLATES: dict[str, TemplateName] = {
 #: under the estimate; the factor is never below 1.05, for vocabulary the corpus lacks.
 _FAMILY_MARGINS: dict[str, ContentMargins] = {
     "mistral": ContentMargins(1.05, per_digit=0.67, per_cjk=0.1, per_emoji=1.93),
+    "mistral-any": ContentMargins(1.05, per_digit=0.67, per_cjk=0.1, per_emoji=1.93),
     "llama3": ContentMargins(1.05, per_digit=0.14, per_cjk=0.1, per_emoji=1.06),
     "qwen": ContentMargins(1.06, per_digit=0.64, per_cjk=0.02, per_emoji=0.11),
     "deepseek": ContentMargins(1.13, per_digit=0.02, per_cjk=0.02, per_emoji=0.02),
@@ -729,14 +732,20 @@ _BUILTIN_MODELS: tuple[ModelSpec, ...] = (
     _proxy("qwen2.5", 131_072, 8_192, 1.15, family="qwen", tokenizer="qwen"),
     _proxy("qwen3", 131_072, 8_192, 1.15, family="qwen", tokenizer="qwen"),
     # Mistral.
-    _proxy("mistral", 128_000, 4_096, 1.20, family="mistral"),
-    _proxy("mistral-large", 131_072, 4_096, 1.20, family="mistral"),
+    _proxy("mistral", 128_000, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
+    _proxy("mistral-large", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
     _proxy("mistral-medium", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
     _proxy("mistral-small", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
     _proxy("ministral", 128_000, 4_096, 1.20, family="mistral", tokenizer="mistral"),
     _proxy("mistral-nemo", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
-    _proxy("codestral", 256_000, 4_096, 1.20, family="mistral"),
-    _proxy("mixtral", 32_768, 4_096, 1.20, family="mistral"),
+    _proxy("codestral", 256_000, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
+    _proxy("mixtral", 32_768, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
+    # The names Mistral's API gives its open-weight models (mistral-common's model table).
+    _proxy("open-mistral", 32_768, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
+    _proxy("open-mixtral", 65_536, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
+    _proxy("open-mistral-nemo", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
+    _proxy("pixtral", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
+    _proxy("pixtral-large", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
     # Google Gemini.
     _proxy("gemini", 1_048_576, 8_192, 1.15, family="gemini"),
     _proxy("gemini-1.5-pro", 2_097_152, 8_192, 1.15, family="gemini"),
