@@ -6,6 +6,7 @@ name's tokens for a named message, 3 to prime the reply. Beyond what the cookboo
 
 - a part-list content counts its text parts joined by newlines, and each image part by the
   model's published image rule (:mod:`app.budget.images`);
+- Anthropic's documents and server-tool blocks by :mod:`app.budget.anthropic_blocks`;
 - an assistant's reasoning counts as text: a ``thinking`` part its thinking and its signature,
   a ``redacted_thinking`` part its data, and an OpenAI-shaped ``reasoning_content`` its text.
   Signatures and redacted data are opaque to contextd; counting them with the tokenizer, as
@@ -34,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from app.budget.anthropic_blocks import special_parts_tokens
 from app.budget.images import DEFAULT_IMAGE_RULES, ImageRules, image_part_cost
 from app.budget.margins import ContentMargins
 from app.budget.templates import Rendered, TemplateName, render_message, render_tools
@@ -363,6 +365,7 @@ def measure_message(counter: TokenCounter, message: Mapping[str, Any]) -> Messag
     reasoning = reasoning_text(message)
     if reasoning:
         tokens += counter.count_text(reasoning)
+    tokens += special_parts_tokens(content, counter.count_text)
     unknown = 0
     if isinstance(content, list):
         for part in content:
@@ -398,6 +401,7 @@ def _measure_templated(
     reasoning = reasoning_text(message)
     if reasoning:
         tokens += counter.count_text(reasoning)
+    tokens += special_parts_tokens(content, counter.count_text)
     unknown = 0
     if isinstance(content, list):
         for part in content:
@@ -443,7 +447,7 @@ def _json_text(value: Any) -> str:
 
 def _readable_tool(tool: Any) -> bool:
     """The documented shape of a tool definition, as far as counting reads it."""
-    if not isinstance(tool, Mapping):
+    if not isinstance(tool, Mapping) or is_anthropic_server_tool(tool):
         return False
     function = tool.get("function", tool)
     if not isinstance(function, Mapping):
@@ -466,13 +470,45 @@ def _readable_tool(tool: Any) -> bool:
 _PRICED_PROPERTY_KEYS = frozenset({"type", "description", "enum"})
 
 
+def is_anthropic_server_tool(tool: Any) -> bool:
+    """An Anthropic server tool's definition (``{"type": "web_search_20250305", "name":
+    "web_search", ...}``): a versioned type that names a tool Anthropic runs itself."""
+    return (
+        isinstance(tool, Mapping)
+        and "function" not in tool
+        and isinstance(tool.get("type"), str)
+        and ANTHROPIC_SERVER_TOOL_TYPE.match(tool["type"]) is not None
+    )
+
+
+#: ``<tool>_<yyyymmdd>``: Anthropic's versioned tool types (web_search_20250305,
+#: code_execution_20250825, web_fetch_20250910, bash_20250124, ...).
+ANTHROPIC_SERVER_TOOL_TYPE = re.compile(r"^[a-z_]+_\d{8}$")
+
+
+def chat_tool(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A tool definition as the chat format has it: an Anthropic client tool (``name``,
+    ``description``, ``input_schema``) as a function whose parameters are its input schema;
+    any other shape as it is."""
+    if "input_schema" not in tool or "function" in tool:
+        return tool
+    function: dict[str, Any] = {"name": tool.get("name", "")}
+    if tool.get("description") is not None:
+        function["description"] = tool["description"]
+    function["parameters"] = tool["input_schema"]
+    return {"type": "function", "function": function}
+
+
 def count_tools(counter: TokenCounter, tools: Sequence[Mapping[str, Any]]) -> int:
     """Tokens the tool definitions of a request add to its prompt (0 for none).
 
-    Accepts ``{"type": "function", "function": {...}}`` entries or bare function objects.
+    Accepts ``{"type": "function", "function": {...}}`` entries, bare function objects and
+    Anthropic's definitions: a client tool counts as the function it describes, a server
+    tool (which Anthropic defines itself) as its definition's JSON text.
     """
     if not tools:
         return 0
+    tools = [chat_tool(tool) for tool in tools]
     chat = rules_of(counter)
     # Sessions stored before tool definitions were checked at entry may hold shapes the
     # rules below cannot read: those are priced as their JSON text, never refused here.
