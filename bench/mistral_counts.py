@@ -11,13 +11,15 @@ message and the newest whole turns that fit in the input budget, the open turn a
 prompt is then encoded with ``mistral_common``'s ``encode_chat_completion`` (chat template,
 tools, its request normaliser) by every tokenizer the entry's models use, and the table
 prints how many prompts the real encoding puts over the input budget, and the worst and mean
-fill (real tokens / input budget). ``before`` is the flat proxy the entries had
+fill (real tokens / input budget). ``--through-app MODEL`` posts the same session to the
+real app instead and encodes every prompt it hands out. ``before`` is the flat proxy the entries had
 (o200k_base x 1.20, with the Tekken template); ``after`` is the counter the table gives them now.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import random
@@ -173,13 +175,94 @@ def real_tokens(tokenizer: Any, messages: list[Message], tools: list[Message]) -
     return len(tokenizer.encode_chat_completion(request).tokens)
 
 
+async def through_app(model: str, turns: list[list[Message]], system: str, window: int) -> None:
+    """The same session posted to the real app (SQLite): every prompt it hands out (turn
+    starts and steps, summaries and pruning included) encoded by each tokenizer the
+    model's entry uses."""
+    from bench.common import running_app
+
+    tokenizers = _versions()
+    versions = ENTRY_VERSIONS[lookup_model(model).entry or "mistral"]
+    tools = declared_tools(12)
+    sent: list[list[Message]] = []
+    refused = 0
+    async with running_app() as client:
+        session = (
+            await client.post(
+                "/v1/sessions",
+                json={
+                    "model": model,
+                    "context_limit": window,
+                    "system": {"global": system},
+                    "tools": tools,
+                },
+            )
+        ).json()
+        base = f"/v1/sessions/{session['id']}/turns"
+        budget = session["budget"]["input_budget"]
+
+        async def call(path: str, body: dict[str, Any]) -> dict[str, Any] | None:
+            nonlocal refused
+            response = await client.post(path, json=body)
+            if response.status_code == 422:
+                refused += 1
+                return None
+            response.raise_for_status()
+            prompt: dict[str, Any] = response.json()
+            sent.append(prompt["messages"])
+            return prompt
+
+        for turn in turns:
+            started = await call(base, {"message": turn[0]})
+            if started is None:
+                continue
+            turn_id = started["turn_id"]
+            index = 1
+            while turn[index]["role"] == "assistant" and turn[index].get("tool_calls"):
+                calls = turn[index]["tool_calls"]
+                results = turn[index + 1 : index + 1 + len(calls)]
+                body = {
+                    "assistant": {"content": None, "tool_calls": calls},
+                    "tool_results": [
+                        {"tool_call_id": r["tool_call_id"], "content": r["content"]}
+                        for r in results
+                    ],
+                }
+                await call(f"{base}/{turn_id}/steps", body)
+                index += 1 + len(calls)
+            await client.post(
+                f"{base}/{turn_id}/complete", json={"assistant": {"content": turn[-1]["content"]}}
+            )
+    print(  # noqa: T201
+        f"\nthrough the app: {model}, {len(turns)} turns, {window // 1024}k window, input "
+        f"budget {budget}, {len(sent)} prompts, {refused} refused\n\n"
+        "| tokenizer | over budget | max fill | mean fill |\n|---|---:|---:|---:|"
+    )
+    for version in versions:
+        fills = [real_tokens(tokenizers[version], p, tools) / budget for p in sent]
+        print(  # noqa: T201
+            f"| {version} | {sum(f > 1 for f in fills)} | {max(fills):.1%} "
+            f"| {sum(fills) / len(fills):.1%} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--window", type=int, default=8192)
     parser.add_argument("--every", type=int, default=1, help="check every n-th prompt")
+    parser.add_argument(
+        "--through-app", metavar="MODEL", help="post the session to the real app instead"
+    )
     args = parser.parse_args()
+    if args.through_app:
+        rng = random.Random(args.seed)
+        system_text = text_of("prose", rng, 200)
+        asyncio.run(
+            through_app(args.through_app, session(args.seed, args.turns), system_text, args.window)
+        )
+        return
     registry = TokenizerRegistry()
     tokenizers = _versions()
     tools = declared_tools(12)

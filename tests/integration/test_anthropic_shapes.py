@@ -522,3 +522,50 @@ async def test_anthropic_usage_with_cache_reads_and_writes_calibrates(
     model = (await acme.get("/v1/models/acme-claude")).json()
     assert model["calibration"]["samples"] == 6
     assert model["calibration"]["ratio"] == pytest.approx(REAL_TO_PROXY, abs=0.03)
+
+
+# -- counting without a session --------------------------------------------------------------
+
+
+async def test_the_count_endpoint_counts_anthropic_tools_like_the_functions_they_describe(
+    client: httpx.AsyncClient,
+) -> None:
+    client_tool = ANTHROPIC_TOOLS[0]
+    as_function = {
+        "type": "function",
+        "function": {
+            "name": client_tool["name"],
+            "description": client_tool["description"],
+            "parameters": client_tool["input_schema"],
+        },
+    }
+    messages = [{"role": "user", "content": "Where is my booking QXPRTA?"}]
+    counts = []
+    for tools in ([client_tool], [as_function]):
+        response = await client.post(
+            "/v1/tokens/count", json={"model": CLAUDE, "messages": messages, "tools": tools}
+        )
+        assert response.status_code == 200, response.text
+        counts.append(response.json()["breakdown"]["tools"])
+    assert counts[0] == counts[1] > 346
+
+
+async def test_stateless_trim_takes_anthropic_tools_and_counts_them(
+    client: httpx.AsyncClient,
+) -> None:
+    messages = [{"role": "user", "content": "Where is my booking QXPRTA?"}]
+    estimates = []
+    for tools in (None, ANTHROPIC_TOOLS):
+        response = await client.post(
+            "/v1/context/trim", json={"model": CLAUDE, "messages": messages, "tools": tools}
+        )
+        assert response.status_code == 200, response.text
+        estimates.append(response.json()["estimated_tokens_before"])
+    assert estimates[1] > estimates[0] + 346
+
+
+async def test_a_document_in_a_count_request_costs_its_pages(client: httpx.AsyncClient) -> None:
+    messages = [{"role": "user", "content": [PDF_INVOICE]}]
+    response = await client.post("/v1/tokens/count", json={"model": CLAUDE, "messages": messages})
+    assert response.status_code == 200, response.text
+    assert response.json()["input_tokens"] >= 3 * PDF_PAGE_TOKENS
