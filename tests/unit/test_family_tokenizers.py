@@ -246,7 +246,9 @@ def test_tokenizers_listing_names_each_family_and_its_extra() -> None:
 # ------------------------------------------------------------ proxies err high, never low
 
 
-@pytest.mark.parametrize("model", ["mistral-small", "llama-3.1", "qwen3", "deepseek-chat"])
+@pytest.mark.parametrize(
+    "model", ["mistral-small", "mistral-large", "llama-3.1", "qwen3", "deepseek-chat"]
+)
 def test_the_proxy_errs_high_on_sessions_that_mix_every_kind_of_content(model: str) -> None:
     from bench.tokenizers import session, tools
 
