@@ -13,10 +13,13 @@ from typing import Any
 
 import httpx
 import pytest
+from anthropic.types import MessageParam, TextBlockParam, ToolUnionParam
+from pydantic import TypeAdapter
 
 from app.budget.anthropic_blocks import PDF_PAGE_TOKENS
 from tests.conftest import RunningApp
-from tests.integration.test_anthropic_input import SCREENSHOT, post, valid_anthropic
+from tests.integration.test_anthropic_input import SCREENSHOT, post
+from tests.integration.test_anthropic_input import valid_anthropic as without_problems
 from tests.support import audit_rows, create_session, stored_messages, words
 
 CLAUDE = "claude-sonnet-4-5"
@@ -158,6 +161,30 @@ async def start(
     return body
 
 
+#: Kept for the module's life: the iterators they return read the adapter's definitions.
+MESSAGE = TypeAdapter(MessageParam)
+SYSTEM_BLOCKS = TypeAdapter(list[TextBlockParam])
+TOOLS = TypeAdapter(list[ToolUnionParam])
+
+
+def _every_item(value: Any) -> Any:
+    # The SDK's params take iterables, which pydantic checks as they are read.
+    if isinstance(value, dict):
+        return {key: _every_item(item) for key, item in value.items()}
+    if isinstance(value, list | tuple) or type(value).__name__ == "ValidatorIterator":
+        return [_every_item(item) for item in value]
+    return value
+
+
+def valid_anthropic(prompt: dict[str, Any]) -> None:
+    """Valid by contextd's own checks, and by the request types of Anthropic's SDK."""
+    without_problems(prompt)
+    for message in prompt["messages"]:
+        _every_item(MESSAGE.validate_python(message))
+    if isinstance(prompt["system"], list):
+        _every_item(SYSTEM_BLOCKS.validate_python(prompt["system"]))
+
+
 def bare(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in block.items() if k != "cache_control"} for block in blocks]
 
@@ -168,6 +195,7 @@ def bare(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 async def test_anthropic_tool_definitions_are_stored_as_sent_and_counted(
     client: httpx.AsyncClient,
 ) -> None:
+    _every_item(TOOLS.validate_python(ANTHROPIC_TOOLS))
     plain = await create_session(client, model=CLAUDE)
     with_tools = await create_session(client, model=CLAUDE, tools=ANTHROPIC_TOOLS)
     assert with_tools["tools"] == ANTHROPIC_TOOLS
