@@ -14,9 +14,11 @@ from typing import Any
 import httpx
 import pytest
 from anthropic.types import MessageParam, TextBlockParam, ToolUnionParam
+from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
 
 from app.budget.anthropic_blocks import PDF_PAGE_TOKENS
+from app.budget.assembly import chat_problems
 from tests.conftest import RunningApp
 from tests.integration.test_anthropic_input import SCREENSHOT, post
 from tests.integration.test_anthropic_input import valid_anthropic as without_problems
@@ -165,6 +167,7 @@ async def start(
 MESSAGE = TypeAdapter(MessageParam)
 SYSTEM_BLOCKS = TypeAdapter(list[TextBlockParam])
 TOOLS = TypeAdapter(list[ToolUnionParam])
+CHAT_MESSAGE = TypeAdapter(ChatCompletionMessageParam)
 
 
 def _every_item(value: Any) -> Any:
@@ -183,6 +186,13 @@ def valid_anthropic(prompt: dict[str, Any]) -> None:
         _every_item(MESSAGE.validate_python(message))
     if isinstance(prompt["system"], list):
         _every_item(SYSTEM_BLOCKS.validate_python(prompt["system"]))
+
+
+def valid_openai(prompt: dict[str, Any]) -> None:
+    """Valid by contextd's own checks, and by the request types of OpenAI's SDK."""
+    assert chat_problems(prompt["messages"]) == []
+    for message in prompt["messages"]:
+        _every_item(CHAT_MESSAGE.validate_python(message))
 
 
 def bare(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -236,6 +246,7 @@ async def test_a_user_messages_image_blocks_are_taken_and_counted_by_anthropics_
         valid_anthropic(prompt)
         assert bare(prompt["messages"][-1]["content"]) == content
     else:
+        valid_openai(prompt)
         parts = prompt["messages"][-1]["content"]
         assert [p["type"] for p in parts] == ["text", "image_url", "image_url"]
         assert parts[2]["image_url"] == {"url": "https://example.com/seat.jpg"}
@@ -271,6 +282,7 @@ async def test_openai_gets_a_pdf_as_a_file_part_and_a_pdf_url_as_a_named_text(
 
     prompt = await start(client, session["id"], content, prompt_format="openai")
 
+    valid_openai(prompt)
     text, invoice, timetable = prompt["messages"][-1]["content"]
     assert text == content[0]
     assert invoice == {
@@ -369,6 +381,7 @@ async def test_documents_in_tool_results_follow_the_results_in_a_user_message_fo
     prompt = await post(
         client, session["id"], turn["turn_id"], step_with_document_result(), prompt_format="openai"
     )
+    valid_openai(prompt)
 
     notice, invoice, carrier_notice, carrier_invoice = prompt["messages"][-4:]
     assert notice["role"] == invoice["role"] == "tool"
@@ -444,6 +457,7 @@ async def test_server_tool_blocks_go_to_openai_as_text_that_names_what_was_found
     prompt = await post(
         client, session["id"], turn["turn_id"], server_tool_step(), prompt_format="openai"
     )
+    valid_openai(prompt)
 
     assistant = prompt["messages"][-2]
     assert assistant["role"] == "assistant"
@@ -474,6 +488,7 @@ async def test_an_answer_with_code_execution_is_kept_and_rendered_back(
         valid_anthropic(prompt)
         assert bare(prompt["messages"][-2]["content"]) == answer
     else:
+        valid_openai(prompt)
         code, result, text = prompt["messages"][-2]["content"]
         assert code["text"].startswith("[code_execution {")
         assert "stdout: 45.46666666666667" in result["text"]
