@@ -27,7 +27,7 @@ import binascii
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 DOCUMENT = "document"
@@ -107,6 +107,30 @@ def document_tokens(part: Mapping[str, Any], count_text: Callable[[str], int]) -
     if pages is not None:
         return tokens + pages * PDF_PAGE_TOKENS
     return tokens + count_text(str(source.get("data", "")))
+
+
+def document_notes(contents: Iterable[Any]) -> list[str]:
+    """What a count says about the PDFs among these contents: the rule that priced them,
+    and the assumption a PDF at a URL was counted with."""
+    pdfs = at_url = 0
+    for content in contents:
+        for part in content if isinstance(content, list) else ():
+            source = part.get("source") if is_document(part) else None
+            if isinstance(source, Mapping) and source.get("type") in ("base64", "url"):
+                pdfs += 1
+                at_url += source.get("type") == "url"
+    notes = []
+    if pdfs:
+        notes.append(
+            f"{pdfs} PDF document(s) counted at {PDF_PAGE_TOKENS:,} tokens a page (the top of "
+            "Anthropic's published text range plus a page image at the image rule's ceiling)"
+        )
+    if at_url:
+        notes.append(
+            f"{at_url} PDF document(s) at a URL, whose pages cannot be read, counted as "
+            f"{URL_DOCUMENT_PAGES} pages: an assumption, not a bound"
+        )
+    return notes
 
 
 def server_block_text(part: Mapping[str, Any]) -> str:

@@ -17,7 +17,7 @@ from anthropic.types import MessageParam, TextBlockParam, ToolUnionParam
 from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
 
-from app.budget.anthropic_blocks import PDF_PAGE_TOKENS
+from app.budget.anthropic_blocks import PDF_PAGE_TOKENS, URL_DOCUMENT_PAGES
 from app.budget.assembly import chat_problems
 from tests.conftest import RunningApp
 from tests.integration.test_anthropic_input import SCREENSHOT, post
@@ -608,7 +608,11 @@ async def test_stateless_trim_takes_anthropic_tools_and_counts_them(
 
 
 async def test_a_document_in_a_count_request_costs_its_pages(client: httpx.AsyncClient) -> None:
-    messages = [{"role": "user", "content": [PDF_INVOICE]}]
+    messages = [{"role": "user", "content": [PDF_INVOICE, PDF_AT_URL]}]
     response = await client.post("/v1/tokens/count", json={"model": CLAUDE, "messages": messages})
     assert response.status_code == 200, response.text
-    assert response.json()["input_tokens"] >= 3 * PDF_PAGE_TOKENS
+    counted = response.json()
+    assert counted["input_tokens"] >= (3 + URL_DOCUMENT_PAGES) * PDF_PAGE_TOKENS
+    notes = "\n".join(counted["notes"])
+    assert "2 PDF document(s) counted at 4,600 tokens a page" in notes
+    assert "1 PDF document(s) at a URL" in notes
