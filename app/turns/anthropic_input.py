@@ -27,6 +27,7 @@ from typing import Any
 
 from app.budget.anthropic_blocks import DOCUMENT, SERVER_TOOL_BLOCKS
 from app.budget.tokens import REASONING_PART_TYPES
+from app.limits import json_depth
 
 #: The blocks an assistant message may hold, a tool result's content and a user's.
 _ASSISTANT_BLOCKS = (
@@ -75,6 +76,22 @@ def _non_finite(value: Any, path: str) -> str | None:
             continue
         pending.extend(reversed(children))
     return None
+
+
+#: How deep a server tool's block may nest (a web fetch result holds a document: 5 levels).
+MAX_SERVER_BLOCK_DEPTH = 64
+
+
+def _server_block_problem(block: Mapping[str, Any], where: str) -> None:
+    """A server tool's block is kept as sent: refuse what could not be stored as JSON."""
+    kind = block.get("type")
+    if json_depth(block) > MAX_SERVER_BLOCK_DEPTH:
+        raise ValueError(f"{where} ({kind}): nests more than {MAX_SERVER_BLOCK_DEPTH} levels")
+    out_of_range = _non_finite(block, kind or "block")
+    if out_of_range is not None:
+        raise ValueError(
+            f"{where} ({kind}): {out_of_range} is a number out of JSON's range (infinite or NaN)"
+        )
 
 
 def tool_arguments(tool_input: Mapping[str, Any]) -> str:
@@ -207,6 +224,8 @@ def assistant_input(data: Any, *, answer: bool = False) -> Any:
     for index, block in enumerate(content):
         where = f"assistant.content[{index}]"
         _known(block, where, _ASSISTANT_BLOCKS)
+        if block.get("type") in SERVER_TOOL_BLOCKS:
+            _server_block_problem(block, where)
         if block.get("type") == "tool_use":
             if answer:
                 raise ValueError(

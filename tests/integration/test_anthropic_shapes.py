@@ -7,6 +7,7 @@ equivalent in the OpenAI one. Block shapes follow Anthropic's Messages API docum
 from __future__ import annotations
 
 import base64
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -616,3 +617,23 @@ async def test_a_document_in_a_count_request_costs_its_pages(client: httpx.Async
     notes = "\n".join(counted["notes"])
     assert "2 PDF document(s) counted at 4,600 tokens a page" in notes
     assert "1 PDF document(s) at a URL" in notes
+
+
+async def test_a_server_tool_block_with_a_number_json_cannot_write_is_refused_naming_it(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client, model=CLAUDE)
+    turn = await start(client, session["id"], "Average fare?", prompt_format="anthropic")
+    body = server_tool_step()
+    blocks = body["assistant"]["content"]
+    blocks[1] = {**blocks[1], "input": {"query": "fares", "limit": "LIMIT"}}
+    raw = json.dumps({**body, "format": "anthropic"}).replace('"LIMIT"', "1e999")
+
+    response = await client.post(
+        f"/v1/sessions/{session['id']}/turns/{turn['turn_id']}/steps",
+        content=raw,
+        headers={"content-type": "application/json"},
+    )
+
+    assert response.status_code == 422, response.text
+    assert "assistant.content[1] (server_tool_use): server_tool_use.input.limit" in response.text
