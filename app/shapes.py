@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app.budget.tokens import is_anthropic_server_tool
 from app.limits import json_depth
 
 #: A tool's parameter schema may nest deeper than metadata (objects of objects), but not so
@@ -44,9 +45,22 @@ def tool_parameters_shape(parameters: Any) -> Any:
 
 
 def tool_definition_shape(tool: Any) -> Any:
-    """``{"type": "function", "function": {"name": ..., "parameters": {...}}}``."""
+    """``{"type": "function", "function": {"name": ..., "parameters": {...}}}``, or
+    Anthropic's ``{"name": ..., "input_schema": {"type": "object", ...}}``, or an Anthropic
+    server tool (``{"type": "web_search_20250305", "name": "web_search", ...}``)."""
     if not isinstance(tool, Mapping):
         raise ValueError("a tool must be an object")
+    if "function" not in tool and ("input_schema" in tool or is_anthropic_server_tool(tool)):
+        if not isinstance(tool.get("name"), str) or not tool["name"]:
+            raise ValueError("name must be a non-empty string")
+        if "input_schema" in tool:
+            schema = tool["input_schema"]
+            if not isinstance(schema, Mapping) or schema.get("type") != "object":
+                raise ValueError('input_schema must be a JSON Schema with "type": "object"')
+            tool_parameters_shape(schema)
+        elif json_depth(tool) > MAX_TOOL_SCHEMA_DEPTH:
+            raise ValueError(f"a tool nests more than {MAX_TOOL_SCHEMA_DEPTH} levels deep")
+        return tool
     function = tool.get("function")
     if not isinstance(function, Mapping):
         raise ValueError('a tool needs "function": an object with a name and parameters')

@@ -42,6 +42,7 @@ Message = dict[str, Any]
 
 FAMILIES = {
     "mistral": "mistral-small",
+    "mistral-any": "mistral-large",
     "llama3": "llama-3.1",
     "qwen": "qwen3",
     "deepseek": "deepseek-chat",
@@ -346,10 +347,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2)
     parser.add_argument("--fit", action="store_true")
     parser.add_argument("--sessions", type=int, default=3)
+    parser.add_argument("--family", choices=sorted(FAMILIES), help="only this family")
     args = parser.parse_args()
     registry = TokenizerRegistry()
     texts = corpus(args.seed)
     for family, model in FAMILIES.items():
+        if args.family and family != args.family:
+            continue
         spec = lookup_model(model)
         real, _ = registry.counter_for(spec)
         assert isinstance(real, TiktokenCounter), f"{family}: install its extra"

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.budget.anthropic_blocks import DOCUMENT, is_document, is_server_tool_block
 from app.budget.tokens import REASONING_PART_TYPES, is_reasoning_part
 
 Block = dict[str, Any]
@@ -67,7 +68,8 @@ def _part_block(part: Any) -> Block | None:
     """A content part as a block; None for empty text, which Anthropic refuses."""
     if not isinstance(part, Mapping):
         return None
-    if part.get("type") in REASONING_PART_TYPES:
+    if part.get("type") in REASONING_PART_TYPES or is_document(part) or is_server_tool_block(part):
+        # Kept as the agent sent them: the API checks signatures and server-tool ids.
         return dict(part)
     if part.get("type") == "text" and str(part.get("text", "")).strip():
         return {"type": "text", "text": part["text"]}
@@ -155,7 +157,7 @@ def _blocks(message: Mapping[str, Any]) -> tuple[str, list[Block]]:
         content = message.get("content")
         result: str | list[Block] = content if isinstance(content, str) else ""
         if not isinstance(content, str):
-            result = [b for b in _text_blocks(content) if b["type"] in {"text", "image"}]
+            result = [b for b in _text_blocks(content) if b["type"] in {"text", "image", DOCUMENT}]
         block: Block = {
             "type": "tool_result",
             "tool_use_id": anthropic_tool_id(message["tool_call_id"]),

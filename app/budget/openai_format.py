@@ -1,6 +1,8 @@
 """The prompt for an OpenAI-compatible chat API, from the stored chat shape.
 
-Three things stored for the Anthropic rendering, or by earlier releases, do not go out here:
+Anthropic's documents and server-tool blocks go out as their nearest equivalent
+(:func:`app.budget.anthropic_blocks.openai_part`: a PDF as a file part, text as text). Three
+things stored for the Anthropic rendering, or by earlier releases, do not go out here:
 a tool result's images and ``is_error`` (:mod:`app.budget.tool_images` moves the one and drops
 the other); a tool call's place among its message's text (``after_parts``: the chat shape has
 content and tool calls apart, so that order cannot be kept); and an image's ``detail`` of
@@ -14,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.budget.anthropic import CALL_POSITION
+from app.budget.anthropic_blocks import openai_part
 from app.budget.tool_images import is_image_part, openai_tool_results
 
 
@@ -26,7 +29,7 @@ def chat_call(call: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _part(part: Any) -> Any:
     if not is_image_part(part):
-        return part
+        return openai_part(part)
     image = part.get("image_url")
     if not isinstance(image, Mapping) or "detail" not in image or image["detail"] is not None:
         return part

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-TemplateName = Literal["llama3", "qwen", "mistral", "deepseek"]
-TEMPLATES: tuple[TemplateName, ...] = ("llama3", "qwen", "mistral", "deepseek")
+TemplateName = Literal["llama3", "qwen", "mistral", "mistral-any", "deepseek"]
+TEMPLATES: tuple[TemplateName, ...] = ("llama3", "qwen", "mistral", "mistral-any", "deepseek")
 
 
 @dataclass(frozen=True)
@@ -118,10 +118,29 @@ def _qwen_tools(tools: Sequence[Mapping[str, Any]]) -> Rendered:
 # -- Mistral (mistral_common, Tekken) ---------------------------------------------------------
 
 
-def _mistral_message(role: str, text: str, message: Mapping[str, Any]) -> Rendered:
+def _spaced_json(text: str) -> str:
+    try:
+        return _json(json.loads(text)) if text else "{}"
+    except ValueError:
+        return text
+
+
+#: Mistral's first instruct format (v1: Mistral 7B, Mixtral 8x7B) writes ``[INST] `` and
+#: `` [/INST]`` around a user turn as text, not control tokens: 7 SentencePiece tokens
+#: (mistral_common's ``InstructTokenizerV1.encode_user_message``).
+MISTRAL_V1_USER_TOKENS = 7
+
+
+def _mistral_message(
+    role: str, text: str, message: Mapping[str, Any], *, any_version: bool = False
+) -> Rendered:
     if role == "tool":
-        # [TOOL_RESULTS]{"content": ..., "call_id": ...}[/TOOL_RESULTS]
-        body = _json({"content": text, "call_id": str(message.get("tool_call_id", ""))})
+        # [TOOL_RESULTS]{"content": ..., "call_id": ...}[/TOOL_RESULTS]; mistral_common's
+        # request normaliser writes a result that is JSON again with its default separators
+        # (", " and ": "), so compact JSON costs its spaced form.
+        body = _json(
+            {"content": _spaced_json(text), "call_id": str(message.get("tool_call_id", ""))}
+        )
         return Rendered(2, (body,))
     if role == "assistant":
         # content </s>, tool calls as [TOOL_CALLS][{...}]
@@ -141,8 +160,10 @@ def _mistral_message(role: str, text: str, message: Mapping[str, Any]) -> Render
             texts.append(_json(rendered_calls))
         return Rendered(1 + (1 if calls else 0), tuple(texts))
     # [INST] content [/INST]; a system prompt is either its own [SYSTEM_PROMPT] turn or joined
-    # to the last user turn by a blank line: two tokens and the text cover both.
-    return Rendered(2, (text,) if role != "system" else (text, "\n\n"))
+    # to the last user turn by a blank line: two tokens and the text cover both. A name that
+    # spans every version (any_version) pays v1's markers written as text.
+    markers = MISTRAL_V1_USER_TOKENS if any_version and role != "system" else 2
+    return Rendered(markers, (text,) if role != "system" else (text, "\n\n"))
 
 
 def _mistral_tools(tools: Sequence[Mapping[str, Any]]) -> Rendered:
@@ -206,8 +227,8 @@ def render_message(template: TemplateName, message: Mapping[str, Any], text: str
         return _llama_message(role, text, message)
     if template == "qwen":
         return _qwen_message(role, text, message)
-    if template == "mistral":
-        return _mistral_message(role, text, message)
+    if template in ("mistral", "mistral-any"):
+        return _mistral_message(role, text, message, any_version=template == "mistral-any")
     return _deepseek_message(role, text, message)
 
 
@@ -219,7 +240,7 @@ def render_tools(template: TemplateName, tools: Sequence[Mapping[str, Any]]) -> 
         return _llama_tools(tools)
     if template == "qwen":
         return _qwen_tools(tools)
-    if template == "mistral":
+    if template in ("mistral", "mistral-any"):
         return _mistral_tools(tools)
     return _deepseek_tools(tools)
 
@@ -232,7 +253,7 @@ def reply_priming(template: TemplateName) -> Rendered:
     if template == "qwen":
         # <|im_start|>assistant\n
         return Rendered(1, ("assistant", "\n"))
-    if template == "mistral":
+    if template in ("mistral", "mistral-any"):
         # <s>
         return Rendered(1, ())
     # Begin of sentence, and the Assistant marker opening the reply.

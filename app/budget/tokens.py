@@ -6,6 +6,7 @@ name's tokens for a named message, 3 to prime the reply. Beyond what the cookboo
 
 - a part-list content counts its text parts joined by newlines, and each image part by the
   model's published image rule (:mod:`app.budget.images`);
+- Anthropic's documents and server-tool blocks by :mod:`app.budget.anthropic_blocks`;
 - an assistant's reasoning counts as text: a ``thinking`` part its thinking and its signature,
   a ``redacted_thinking`` part its data, and an OpenAI-shaped ``reasoning_content`` its text.
   Signatures and redacted data are opaque to contextd; counting them with the tokenizer, as
@@ -34,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from app.budget.anthropic_blocks import special_parts_tokens
 from app.budget.images import DEFAULT_IMAGE_RULES, ImageRules, image_part_cost
 from app.budget.margins import ContentMargins
 from app.budget.templates import Rendered, TemplateName, render_message, render_tools
@@ -363,6 +365,7 @@ def measure_message(counter: TokenCounter, message: Mapping[str, Any]) -> Messag
     reasoning = reasoning_text(message)
     if reasoning:
         tokens += counter.count_text(reasoning)
+    tokens += special_parts_tokens(content, counter.count_text)
     unknown = 0
     if isinstance(content, list):
         for part in content:
@@ -398,6 +401,7 @@ def _measure_templated(
     reasoning = reasoning_text(message)
     if reasoning:
         tokens += counter.count_text(reasoning)
+    tokens += special_parts_tokens(content, counter.count_text)
     unknown = 0
     if isinstance(content, list):
         for part in content:
@@ -443,7 +447,7 @@ def _json_text(value: Any) -> str:
 
 def _readable_tool(tool: Any) -> bool:
     """The documented shape of a tool definition, as far as counting reads it."""
-    if not isinstance(tool, Mapping):
+    if not isinstance(tool, Mapping) or is_anthropic_server_tool(tool):
         return False
     function = tool.get("function", tool)
     if not isinstance(function, Mapping):
@@ -466,13 +470,45 @@ def _readable_tool(tool: Any) -> bool:
 _PRICED_PROPERTY_KEYS = frozenset({"type", "description", "enum"})
 
 
+def is_anthropic_server_tool(tool: Any) -> bool:
+    """An Anthropic server tool's definition (``{"type": "web_search_20250305", "name":
+    "web_search", ...}``): a versioned type that names a tool Anthropic runs itself."""
+    return (
+        isinstance(tool, Mapping)
+        and "function" not in tool
+        and isinstance(tool.get("type"), str)
+        and ANTHROPIC_SERVER_TOOL_TYPE.match(tool["type"]) is not None
+    )
+
+
+#: ``<tool>_<yyyymmdd>``: Anthropic's versioned tool types (web_search_20250305,
+#: code_execution_20250825, web_fetch_20250910, bash_20250124, ...).
+ANTHROPIC_SERVER_TOOL_TYPE = re.compile(r"^[a-z_]+_\d{8}$")
+
+
+def chat_tool(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A tool definition as the chat format has it: an Anthropic client tool (``name``,
+    ``description``, ``input_schema``) as a function whose parameters are its input schema;
+    any other shape as it is."""
+    if "input_schema" not in tool or "function" in tool:
+        return tool
+    function: dict[str, Any] = {"name": tool.get("name", "")}
+    if tool.get("description") is not None:
+        function["description"] = tool["description"]
+    function["parameters"] = tool["input_schema"]
+    return {"type": "function", "function": function}
+
+
 def count_tools(counter: TokenCounter, tools: Sequence[Mapping[str, Any]]) -> int:
     """Tokens the tool definitions of a request add to its prompt (0 for none).
 
-    Accepts ``{"type": "function", "function": {...}}`` entries or bare function objects.
+    Accepts ``{"type": "function", "function": {...}}`` entries, bare function objects and
+    Anthropic's definitions: a client tool counts as the function it describes, a server
+    tool (which Anthropic defines itself) as its definition's JSON text.
     """
     if not tools:
         return 0
+    tools = [chat_tool(tool) for tool in tools]
     chat = rules_of(counter)
     # Sessions stored before tool definitions were checked at entry may hold shapes the
     # rules below cannot read: those are priced as their JSON text, never refused here.
@@ -633,7 +669,7 @@ def _proxy(
         margins=_FAMILY_MARGINS.get(tokenizer) if tokenizer else None,
         rules=ChatRules(
             images=images,
-            template=_FAMILY_TEMPLATES.get(family),
+            template=_FAMILY_TEMPLATES.get(tokenizer or "") or _FAMILY_TEMPLATES.get(family),
             tools_prompt_tokens=ANTHROPIC_TOOL_PROMPT_TOKENS if family == "anthropic" else 0,
         ),
         family=family,
@@ -645,6 +681,8 @@ _FAMILY_TEMPLATES: dict[str, TemplateName] = {
     "llama": "llama3",
     "qwen": "qwen",
     "mistral": "mistral",
+    # Names that span Mistral's instruct versions: the dearest framing of them all.
+    "mistral-any": "mistral-any",
     "deepseek": "deepseek",
 }
 #: Proxy margins of the families with a real tokenizer, for installs without its extra:
@@ -654,6 +692,8 @@ _FAMILY_TEMPLATES: dict[str, TemplateName] = {
 #: under the estimate; the factor is never below 1.05, for vocabulary the corpus lacks.
 _FAMILY_MARGINS: dict[str, ContentMargins] = {
     "mistral": ContentMargins(1.05, per_digit=0.67, per_cjk=0.1, per_emoji=1.93),
+    # SentencePiece splits prose finer than Tekken: a larger factor (fitted on seed 1).
+    "mistral-any": ContentMargins(1.34, per_digit=0.63, per_cjk=0.54, per_emoji=1.19),
     "llama3": ContentMargins(1.05, per_digit=0.14, per_cjk=0.1, per_emoji=1.06),
     "qwen": ContentMargins(1.06, per_digit=0.64, per_cjk=0.02, per_emoji=0.11),
     "deepseek": ContentMargins(1.13, per_digit=0.02, per_cjk=0.02, per_emoji=0.02),
@@ -729,14 +769,20 @@ _BUILTIN_MODELS: tuple[ModelSpec, ...] = (
     _proxy("qwen2.5", 131_072, 8_192, 1.15, family="qwen", tokenizer="qwen"),
     _proxy("qwen3", 131_072, 8_192, 1.15, family="qwen", tokenizer="qwen"),
     # Mistral.
-    _proxy("mistral", 128_000, 4_096, 1.20, family="mistral"),
-    _proxy("mistral-large", 131_072, 4_096, 1.20, family="mistral"),
+    _proxy("mistral", 128_000, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
+    _proxy("mistral-large", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
     _proxy("mistral-medium", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
     _proxy("mistral-small", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
     _proxy("ministral", 128_000, 4_096, 1.20, family="mistral", tokenizer="mistral"),
     _proxy("mistral-nemo", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
-    _proxy("codestral", 256_000, 4_096, 1.20, family="mistral"),
-    _proxy("mixtral", 32_768, 4_096, 1.20, family="mistral"),
+    _proxy("codestral", 256_000, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
+    _proxy("mixtral", 32_768, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
+    # The names Mistral's API gives its open-weight models (mistral-common's model table).
+    _proxy("open-mistral", 32_768, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
+    _proxy("open-mixtral", 65_536, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
+    _proxy("open-mistral-nemo", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
+    _proxy("pixtral", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral"),
+    _proxy("pixtral-large", 131_072, 4_096, 1.20, family="mistral", tokenizer="mistral-any"),
     # Google Gemini.
     _proxy("gemini", 1_048_576, 8_192, 1.15, family="gemini"),
     _proxy("gemini-1.5-pro", 2_097_152, 8_192, 1.15, family="gemini"),

@@ -2,7 +2,8 @@
 
 A tool result's content may hold ``image_url`` parts (a browser's or a computer-use tool's
 screenshot). Anthropic's ``tool_result`` block carries images itself. OpenAI's chat format
-does not: a ``role: tool`` message holds text only. As LiteLLM and the OpenAI Agents SDK do,
+does not: a ``role: tool`` message holds text only. Anthropic ``document`` blocks of a result
+travel the same way. As LiteLLM and the OpenAI Agents SDK do,
 the OpenAI rendering keeps the result's text in the tool message, with a note, and puts its
 images in a user message right after the step's run of tool results, so every tool call is
 still answered by the message that follows it. The count of a tool result with images is the
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from app.budget.anthropic_blocks import is_document
 
 
 def is_image_part(part: Any) -> bool:
@@ -48,6 +51,11 @@ def images_note(count: int) -> str:
     return f"[{count} {noun} of this result: in the user message after the tool results]"
 
 
+def documents_note(count: int) -> str:
+    noun = "document" if count == 1 else "documents"
+    return f"[{count} {noun} of this result: in the user message after the tool results]"
+
+
 def carrier_intro(tool_call_id: str) -> str:
     return f"Images returned by tool call {tool_call_id}:"
 
@@ -62,10 +70,11 @@ def split_tool_message(
     content = message.get("content")
     parts: list[Any] = content if isinstance(content, list) else []
     count = image_count(parts)
+    documents = sum(1 for part in parts if is_document(part))
     tool = (
         {k: v for k, v in message.items() if k != "is_error"} if "is_error" in message else message
     )
-    if not count:
+    if not count and not documents:
         return tool, None
     texts = [
         str(part.get("text", ""))
@@ -74,12 +83,17 @@ def split_tool_message(
     ]
     call_id = str(message.get("tool_call_id", ""))
     text = "\n".join(texts)
-    note = images_note(count)
+    note = "\n".join(
+        [
+            *([images_note(count)] if count else []),
+            *([documents_note(documents)] if documents else []),
+        ]
+    )
     carrier = {
         "role": "user",
         "content": [
             {"type": "text", "text": carrier_intro(call_id)},
-            *(part for part in parts if is_image_part(part)),
+            *(part for part in parts if is_image_part(part) or is_document(part)),
         ],
     }
     return {**tool, "content": f"{text}\n\n{note}" if text.strip() else note}, carrier

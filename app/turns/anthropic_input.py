@@ -25,11 +25,20 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from app.budget.anthropic_blocks import DOCUMENT, SERVER_TOOL_BLOCKS
 from app.budget.tokens import REASONING_PART_TYPES
+from app.limits import json_depth
 
-#: The blocks an assistant message may hold, and a tool result's content.
-_ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
-_RESULT_BLOCKS = ("text", "image", "image_url")
+#: The blocks an assistant message may hold, a tool result's content and a user's.
+_ASSISTANT_BLOCKS = (
+    "text",
+    "thinking",
+    "redacted_thinking",
+    "tool_use",
+    *sorted(SERVER_TOOL_BLOCKS),
+)
+_RESULT_BLOCKS = ("text", "image", "image_url", DOCUMENT)
+_USER_BLOCKS = ("text", "image", "image_url", DOCUMENT)
 #: The longest tool call id and tool name stored.
 MAX_TOOL_FIELD_CHARS = 128
 #: The image types Anthropic's image blocks take (and OpenAI's image parts).
@@ -69,6 +78,22 @@ def _non_finite(value: Any, path: str) -> str | None:
     return None
 
 
+#: How deep a server tool's block may nest (a web fetch result holds a document: 5 levels).
+MAX_SERVER_BLOCK_DEPTH = 64
+
+
+def _server_block_problem(block: Mapping[str, Any], where: str) -> None:
+    """A server tool's block is kept as sent: refuse what could not be stored as JSON."""
+    kind = block.get("type")
+    if json_depth(block) > MAX_SERVER_BLOCK_DEPTH:
+        raise ValueError(f"{where} ({kind}): nests more than {MAX_SERVER_BLOCK_DEPTH} levels")
+    out_of_range = _non_finite(block, kind or "block")
+    if out_of_range is not None:
+        raise ValueError(
+            f"{where} ({kind}): {out_of_range} is a number out of JSON's range (infinite or NaN)"
+        )
+
+
 def tool_arguments(tool_input: Mapping[str, Any]) -> str:
     """The tool call's ``arguments`` for an Anthropic ``input``; ``json.loads`` of it gives
     the same object back."""
@@ -79,6 +104,38 @@ def _plain(block: Mapping[str, Any]) -> dict[str, Any]:
     # Citations point into documents the request gave the model, which contextd does not
     # keep: the text they ground is kept, the pointers are not.
     return {key: value for key, value in block.items() if key not in _DROPPED_FIELDS}
+
+
+def _document(block: Mapping[str, Any]) -> dict[str, Any]:
+    # A document's own ``citations`` is its setting ({"enabled": true}), kept; contextd
+    # places its own cache breakpoints.
+    return {key: value for key, value in block.items() if key != "cache_control"}
+
+
+def _content_blocks(content: list[Any], where: str, kinds: tuple[str, ...]) -> list[Any]:
+    """Text, image and document blocks of a user message or a tool result: images as
+    ``image_url`` parts, documents as sent."""
+    parts: list[Any] = []
+    for position, block in enumerate(content):
+        block_where = f"{where}.content[{position}]"
+        _known(block, block_where, kinds)
+        if block.get("type") == "image":
+            parts.append(image_part(block, block_where))
+        elif block.get("type") == "text":
+            parts.append(_plain(block))
+        elif block.get("type") == DOCUMENT:
+            parts.append(_document(block))
+        else:
+            parts.append(block)
+    return parts
+
+
+def user_input(data: Any) -> Any:
+    """A user message in either shape, in the OpenAI shape: Anthropic ``image`` blocks as
+    ``image_url`` parts, ``document`` blocks as sent."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
+        return data
+    return {**data, "content": _content_blocks(data["content"], "message", _USER_BLOCKS)}
 
 
 def data_url_problem(url: str) -> str | None:
@@ -167,6 +224,8 @@ def assistant_input(data: Any, *, answer: bool = False) -> Any:
     for index, block in enumerate(content):
         where = f"assistant.content[{index}]"
         _known(block, where, _ASSISTANT_BLOCKS)
+        if block.get("type") in SERVER_TOOL_BLOCKS:
+            _server_block_problem(block, where)
         if block.get("type") == "tool_use":
             if answer:
                 raise ValueError(
@@ -228,15 +287,5 @@ def tool_result_input(data: Any, index: int) -> Any:
         }
     content = result.get("content")
     if isinstance(content, list):
-        parts: list[Any] = []
-        for position, block in enumerate(content):
-            block_where = f"{where}.content[{position}]"
-            _known(block, block_where, _RESULT_BLOCKS)
-            if block.get("type") == "image":
-                parts.append(image_part(block, block_where))
-            elif block.get("type") == "text":
-                parts.append(_plain(block))
-            else:
-                parts.append(block)
-        result["content"] = parts
+        result["content"] = _content_blocks(content, where, _RESULT_BLOCKS)
     return result

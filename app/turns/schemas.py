@@ -21,6 +21,7 @@ from app.turns.anthropic_input import (
     call_positions,
     data_url_problem,
     tool_result_input,
+    user_input,
 )
 
 MAX_CONTENT_CHARS = 2_000_000
@@ -59,7 +60,73 @@ class ImagePart(_Input):
     image_url: ImageUrl
 
 
-ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+def _absent_when_none(value: Any) -> bool:
+    return value is None
+
+
+class Base64PdfSource(_Input):
+    type: Literal["base64"]
+    media_type: Literal["application/pdf"]
+    data: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+
+
+class UrlPdfSource(_Input):
+    type: Literal["url"]
+    url: str = Field(min_length=1, max_length=8_192)
+
+
+class PlainTextSource(_Input):
+    type: Literal["text"]
+    media_type: Literal["text/plain"]
+    data: str = Field(max_length=MAX_CONTENT_CHARS)
+
+
+class DocumentCitations(_Input):
+    enabled: bool
+
+
+class DocumentPart(_Input):
+    """An Anthropic ``document`` block: a PDF (base64 or URL) or plain text, kept as sent
+    (:mod:`app.budget.anthropic_blocks`)."""
+
+    type: Literal["document"]
+    source: Annotated[Base64PdfSource | UrlPdfSource | PlainTextSource, Field(discriminator="type")]
+    title: str | None = Field(default=None, max_length=500, exclude_if=_absent_when_none)
+    context: str | None = Field(
+        default=None, max_length=MAX_CONTENT_CHARS, exclude_if=_absent_when_none
+    )
+    citations: DocumentCitations | None = Field(default=None, exclude_if=_absent_when_none)
+
+
+ContentPart = Annotated[TextPart | ImagePart | DocumentPart, Field(discriminator="type")]
+
+
+class ServerToolUsePart(BaseModel):
+    """Anthropic's ``server_tool_use`` block: a call of a tool Anthropic runs (web search,
+    web fetch, code execution), kept as sent, fields the API adds later included."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["server_tool_use"]
+    id: str = Field(min_length=1, max_length=128)
+    name: str = Field(min_length=1, max_length=128)
+    input: dict[str, Any]
+
+
+class ServerToolResultPart(BaseModel):
+    """A server tool's result block, as Anthropic put it in the answer, kept as sent."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal[
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+    ]
+    tool_use_id: str = Field(min_length=1, max_length=128)
+    content: dict[str, Any] | list[dict[str, Any]]
 
 
 class ThinkingPart(_Input):
@@ -78,7 +145,8 @@ class RedactedThinkingPart(_Input):
 
 
 AssistantPart = Annotated[
-    TextPart | ThinkingPart | RedactedThinkingPart, Field(discriminator="type")
+    TextPart | ThinkingPart | RedactedThinkingPart | ServerToolUsePart | ServerToolResultPart,
+    Field(discriminator="type"),
 ]
 AssistantContent = (
     Annotated[str, Field(max_length=MAX_CONTENT_CHARS)]
@@ -95,6 +163,11 @@ class UserMessage(_Input):
     )
     name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _from_anthropic(cls, data: Any) -> Any:
+        return user_input(data)
+
     @model_validator(mode="after")
     def _says_something(self) -> UserMessage:
         # An empty message starts a turn about nothing, and Anthropic's format has no way to
@@ -106,7 +179,7 @@ class UserMessage(_Input):
                 isinstance(part, TextPart) and not part.text.strip() for part in self.content
             )
         if empty:
-            raise ValueError("the user message is empty: send some text or an image")
+            raise ValueError("the user message is empty: send some text, an image or a document")
         return self
 
 
@@ -129,7 +202,10 @@ class Usage(BaseModel):
     prompt_tokens: int | None = Field(default=None, ge=0)
     completion_tokens: int | None = Field(default=None, ge=0)
     total_tokens: int | None = Field(default=None, ge=0)
-    #: Anthropic: prompt tokens read from, and written to, the prompt cache.
+    #: Anthropic: the prompt tokens after the last cache breakpoint, and those read from,
+    #: and written to, the prompt cache; the prompt is the sum of the three.
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
     cache_read_input_tokens: int | None = Field(default=None, ge=0)
     cache_creation_input_tokens: int | None = Field(default=None, ge=0)
     #: OpenAI: ``{"cached_tokens": …}``, the prompt tokens its cache served.
@@ -139,6 +215,22 @@ class Usage(BaseModel):
     def _extras_shallow(self) -> Usage:
         shallow_json(self.model_extra)
         return self
+
+    @property
+    def prompt_total(self) -> int | None:
+        """The whole prompt as the provider counted it: OpenAI's ``prompt_tokens``, or
+        Anthropic's ``input_tokens`` plus its cache reads and writes (Messages API, "Prompt
+        caching": ``total_input_tokens = cache_read_input_tokens +
+        cache_creation_input_tokens + input_tokens``)."""
+        if self.prompt_tokens is not None:
+            return self.prompt_tokens
+        if self.input_tokens is None:
+            return None
+        return (
+            self.input_tokens
+            + (self.cache_read_input_tokens or 0)
+            + (self.cache_creation_input_tokens or 0)
+        )
 
     @property
     def cache_read_tokens(self) -> int | None:

@@ -843,7 +843,7 @@ class TurnService:
 
 
 def _prompt_tokens(usage: Usage | None) -> int | None:
-    return usage.prompt_tokens if usage is not None else None
+    return usage.prompt_total if usage is not None else None
 
 
 def _refuse_reused_call_ids(state: AssemblyState, call_ids: Sequence[str]) -> None:

@@ -231,7 +231,7 @@ def test_images_give_way_to_a_placeholder_naming_the_stored_message() -> None:
 @pytest.mark.parametrize(
     ("block", "problem"),
     [
-        ({"type": "server_tool_use", "id": "t", "name": "w", "input": {}}, "(server_tool_use)"),
+        ({"type": "container_upload", "file_id": "file_011CNha8"}, "(container_upload)"),
         ("text", "a block must be an object"),
         ({"type": "tool_use", "id": "t", "name": "w" * 129, "input": {}}, "1 to 128 characters"),
     ],
@@ -244,8 +244,8 @@ def test_a_block_an_assistant_message_cannot_hold_is_named(block: Any, problem: 
 
 
 def test_a_block_a_tool_result_cannot_hold_is_named() -> None:
-    document = {"type": "document", "source": {"type": "text", "data": "x"}}
-    with pytest.raises(ValueError, match=re.escape("tool_results[0].content[1] (document)")):
+    document = {"type": "search_result", "source": "https://example.com", "title": "x"}
+    with pytest.raises(ValueError, match=re.escape("tool_results[0].content[1] (search_result)")):
         tool_result_input(
             {
                 "type": "tool_result",

@@ -237,7 +237,7 @@ def test_a_family_whose_package_is_missing_is_counted_with_its_proxy() -> None:
 
 def test_tokenizers_listing_names_each_family_and_its_extra() -> None:
     statuses = {s.name: s for s in family_statuses(TokenizerRegistry().models)}
-    assert set(statuses) == {"mistral", "llama3", "qwen", "deepseek"}
+    assert set(statuses) == {"mistral", "mistral-any", "llama3", "qwen", "deepseek"}
     assert all(status.available and status.optional for status in statuses.values())
     assert "contextd[mistral]" in statuses["mistral"].location
     assert "llama-3.1" in statuses["llama3"].models
@@ -246,7 +246,9 @@ def test_tokenizers_listing_names_each_family_and_its_extra() -> None:
 # ------------------------------------------------------------ proxies err high, never low
 
 
-@pytest.mark.parametrize("model", ["mistral-small", "llama-3.1", "qwen3", "deepseek-chat"])
+@pytest.mark.parametrize(
+    "model", ["mistral-small", "mistral-large", "llama-3.1", "qwen3", "deepseek-chat"]
+)
 def test_the_proxy_errs_high_on_sessions_that_mix_every_kind_of_content(model: str) -> None:
     from bench.tokenizers import session, tools
 
@@ -262,3 +264,76 @@ def test_the_proxy_errs_high_on_sessions_that_mix_every_kind_of_content(model: s
             prompt = [messages[0], *messages[max(1, end - 30) : end]]
             estimated = count_request(proxy, prompt, declared).input_tokens
             assert estimated >= count_request(real, prompt, declared).input_tokens
+
+
+# ------------------------------------------------- Mistral names that span tokenizer versions
+
+PARALLEL_TOOL_SESSION: list[dict[str, Any]] = [
+    {"role": "system", "content": "You book trains. Prices are in EUR."},
+    {"role": "user", "content": "Trains Lyon → Torino on 2026-03-14, under 120 €? 東京も"},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": arguments},
+            }
+            for call_id, arguments in (
+                ("Q7r2XkP9a", '{"city":"Lyon","unit":"celsius"}'),
+                ("b3TmW81zc", '{"city":"Torino"}'),
+            )
+        ],
+    },
+    {"role": "tool", "tool_call_id": "Q7r2XkP9a", "content": '{"temp":4.5,"rows":[1,22,333]}'},
+    {"role": "tool", "tool_call_id": "b3TmW81zc", "content": "0x7f3a9c21 ERR 503 retry=3"},
+]
+
+
+@cache
+def _mistral_version(version: str) -> Any:
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    if version == "v1":
+        return MistralTokenizer.v1()
+    if version == "v3-spm":
+        return MistralTokenizer.v3()
+    if version == "v7-spm":
+        return MistralTokenizer.v7()
+    return MistralTokenizer.v3(is_tekken=True)
+
+
+def _mistral_version_tokens(version: str, messages: list[dict[str, Any]], tools: Any) -> int:
+    from mistral_common.protocol.instruct.request import ChatCompletionRequest
+
+    request: Any = ChatCompletionRequest.model_validate({"messages": messages, "tools": tools})
+    return len(_mistral_version(version).encode_chat_completion(request).tokens)
+
+
+@pytest.mark.parametrize(
+    "model", ["mistral-large-latest", "codestral-2501", "open-mixtral-8x22b", "pixtral-large-2411"]
+)
+@pytest.mark.parametrize("version", ["v3-spm", "v7-spm", "v3-tekken"])
+def test_mistral_names_across_versions_never_count_below_any_versions_request_encoding(
+    model: str, version: str
+) -> None:
+    counted = count_request(_counter(model), PARALLEL_TOOL_SESSION, [WEATHER_TOOL]).input_tokens
+    real = _mistral_version_tokens(version, PARALLEL_TOOL_SESSION, [WEATHER_TOOL])
+    # The dearest version's framing and text, never far above any one of them.
+    assert real <= counted <= real * 1.25
+
+
+def test_mixtral_8x7b_user_turns_cost_v1s_written_out_inst_markers() -> None:
+    counted = count_request(_counter("mixtral-8x7b"), CONVERSATION).input_tokens
+    assert _mistral_version_tokens("v1", CONVERSATION, None) <= counted
+
+
+def test_sentencepiece_counts_digits_one_by_one_where_the_flat_proxy_did_not() -> None:
+    counter = _counter("mistral-large-latest")
+    digits = "1234567890 " * 40
+    spm = _mistral_version("v7-spm").instruct_tokenizer.tokenizer
+    assert counter.count_text(digits) >= len(spm.encode(digits, bos=False, eos=False))
+    assert counter.count_text(digits) > 1.2 * len(
+        tiktoken.get_encoding("o200k_base").encode(digits)
+    )
