@@ -561,27 +561,64 @@ def decide(
     summary: SummaryContent | SummaryFailure | None = None,
 ) -> Decision:
     """Finish the decision with what the summariser gave back (``plan.summarise``): its
-    content, or how it failed; None when the plan asked for no summary."""
+    content, or how it failed; None when the plan asked for no summary.
+
+    Five stages, in the policy's order, each a function of what the ones before it made:
+    take the summary in (or fall back), prune at 90 %, apply the block caps, set a long
+    turn's older results aside, and then either reject with the figures or accept."""
+    summarised = _take_summary(plan, summary)
+    pruned = _prune(plan, summarised)
+    capped = _apply_caps(plan.snapshot, summarised, pruned)
+    long_turn = _set_aside(
+        plan.snapshot,
+        plan,
+        capped.history,
+        room=plan.snapshot.budget.input_budget - capped.fixed.tokens,
+    )
+    report = _report(plan, summarised, pruned, capped, long_turn)
+    if report.figures.final > plan.snapshot.budget.input_budget:
+        return _rejected(plan, capped, long_turn, report)
+    return _accepted(plan, summarised, pruned, capped, long_turn, report)
+
+
+# -- the stages of ``decide`` ---------------------------------------------------------------------
+
+
+FallbackCause = Literal["job", "error", "timeout", "contract"]
+
+
+@dataclass(frozen=True)
+class _Summarised:
+    """The blocks and the history once the summariser's answer is taken in."""
+
+    blocks: ContextBlocks
+    fixed: FixedCost
+    telemetry: dict[str, BlockTelemetry]
+    #: Seqs the new summary covers, or the fallback truncation left out.
+    left_out: frozenset[int]
+    new_summary: NewSummary | None
+    fallback_cause: FallbackCause | None
+
+    @property
+    def fallback(self) -> bool:
+        return self.fallback_cause is not None
+
+
+def _take_summary(plan: Plan, summary: SummaryContent | SummaryFailure | None) -> _Summarised:
+    """A summary that keeps its contract replaces what it covers and reshapes the blocks; a
+    failed one (or a failed job) falls back to truncation (seed 003 §9)."""
     snapshot = plan.snapshot
-    counter = snapshot.counter
-    budget = snapshot.budget
-    settings = snapshot.settings
-    latest = snapshot.latest_summary
-    history = plan.history
     blocks, fixed, telemetry = plan.blocks, plan.fixed, dict(plan.telemetry)
     left_out = set(plan.truncated)
-    fallback_cause: Literal["job", "error", "timeout", "contract"] | None = (
-        "job" if plan.job_failed else None
-    )
+    cause: FallbackCause | None = "job" if plan.job_failed else None
     new_summary: NewSummary | None = None
-
     work = plan.summarise
     if work is not None:
         eligible = plan.summary_plan.eligible
         if isinstance(summary, SummaryContent):
             new_summary = accept_summary(
                 summary,
-                counter=counter,
+                counter=snapshot.counter,
                 target_tokens=work.target_tokens,
                 sources=work.sources,
                 source_seqs=eligible,
@@ -590,93 +627,209 @@ def decide(
             left_out.update(eligible)
             blocks, shaped = shape_blocks(snapshot, new_summary.content)
             telemetry.update(shaped)
-            fixed = snapshot.measure(counter, blocks)
+            fixed = snapshot.measure(snapshot.counter, blocks)
         else:
-            cause = summary if isinstance(summary, str) else "contract"
-            fallback_cause = fallback_cause or cause
-            left_out.update(_truncate(snapshot, fixed, history, eligible))
-    fallback = fallback_cause is not None
+            cause = cause or (summary if isinstance(summary, str) else "contract")
+            left_out.update(_truncate(snapshot, fixed, plan.history, eligible))
+    return _Summarised(blocks, fixed, telemetry, frozenset(left_out), new_summary, cause)
 
-    remaining = [m for m in history if m.seq not in left_out]
-    in_force = new_summary.content if new_summary else (latest.content if latest else None)
+
+@dataclass(frozen=True)
+class _Pruned:
+    """The history after the 90 % prune."""
+
+    history: list[HistoryMessage]
+    plan: PrunePlan
+    #: Seqs left out for good: pruned, or truncated by a fallback.
+    seqs: frozenset[int]
+    #: The summary in force and the messages its facts point to.
+    in_force: SummaryContent | None
+    anchors: frozenset[int]
+
+
+def _prune(plan: Plan, summarised: _Summarised) -> _Pruned:
+    """Seed 003 §8: over 90 %, prune low-signal chatter oldest first, anchors kept."""
+    snapshot = plan.snapshot
+    latest = snapshot.latest_summary
+    remaining = [m for m in plan.history if m.seq not in summarised.left_out]
+    new = summarised.new_summary
+    in_force = new.content if new else (latest.content if latest else None)
     anchors = in_force.anchor_message_ids() if in_force else frozenset()
     prune = plan_prune(
-        budget=budget,
-        settings=settings.budget,
-        fixed_tokens=fixed.tokens,
+        budget=snapshot.budget,
+        settings=snapshot.settings.budget,
+        fixed_tokens=summarised.fixed.tokens,
         history=remaining,
         current_turn_seq=snapshot.turn_seq,
         anchor_message_ids=anchors,
-        summarised=new_summary is not None or bool(plan.applied),
+        summarised=new is not None or bool(plan.applied),
     )
-    pruned_seqs = set(prune.pruned)
-    if fallback:
+    seqs = set(prune.pruned)
+    if summarised.fallback:
         # Truncated messages are left out for good, as pruned ones are.
-        pruned_seqs |= left_out
-    final = [m for m in remaining if m.seq not in pruned_seqs]
-    history_before = history_tokens(m for m in final if m.turn_seq != snapshot.turn_seq)
-    over_cap = _over_caps(snapshot, final, fixed.tokens, anchors)
+        seqs |= summarised.left_out
+    history = [m for m in remaining if m.seq not in seqs]
+    return _Pruned(history, prune, frozenset(seqs), in_force, anchors)
+
+
+@dataclass(frozen=True)
+class _Capped:
+    """The prompt within the session's block caps."""
+
+    history: list[HistoryMessage]
+    blocks: ContextBlocks
+    fixed: FixedCost
+    telemetry: dict[str, BlockTelemetry]
+    #: Seqs the history (or total) cap left out of this prompt only.
+    over_cap: tuple[int, ...]
+    #: Completed turns' history tokens before the caps.
+    history_before: int
+
+
+def _apply_caps(snapshot: Snapshot, summarised: _Summarised, pruned: _Pruned) -> _Capped:
+    """The history cap leaves older messages out of this prompt only (they stay active, so a
+    later summary still reads them); under a total cap, summary then memory squeeze."""
+    blocks, fixed, telemetry = summarised.blocks, summarised.fixed, dict(summarised.telemetry)
+    history = pruned.history
+    history_before = history_tokens(m for m in history if m.turn_seq != snapshot.turn_seq)
+    over_cap = _over_caps(snapshot, history, fixed.tokens, pruned.anchors)
     if over_cap:
-        # Left out of this prompt only: they stay active, so a later summary still reads
-        # them (a cap is a shape for the prompt, not a decision about history).
-        final = [m for m in final if m.seq not in set(over_cap)]
-    caps = snapshot.blocks.caps
-    if caps.total is not None and fixed.tokens + history_tokens(final) > caps.total:
+        history = [m for m in history if m.seq not in set(over_cap)]
+    total_cap = snapshot.blocks.caps.total
+    if total_cap is not None and fixed.tokens + history_tokens(history) > total_cap:
         # History is down to its floor: squeeze the summary, then memory (seed 000 order).
-        room = caps.total - history_tokens(final) - (fixed.tokens - fixed.blocks[SUMMARY_BLOCK])
-        blocks, shaped = shape_blocks(snapshot, in_force, room=max(0, room))
+        room = total_cap - history_tokens(history) - (fixed.tokens - fixed.blocks[SUMMARY_BLOCK])
+        blocks, shaped = shape_blocks(snapshot, pruned.in_force, room=max(0, room))
         telemetry.update(shaped)
-        fixed = snapshot.measure(counter, blocks)
-    long_turn = _set_aside(snapshot, plan, final, room=budget.input_budget - fixed.tokens)
+        fixed = snapshot.measure(snapshot.counter, blocks)
+    return _Capped(history, blocks, fixed, telemetry, over_cap, history_before)
+
+
+@dataclass(frozen=True)
+class _Report:
+    """What every decision reports, accepted or not."""
+
+    figures: Figures
+    blocks: dict[str, int]
+    fields: dict[str, Any]
+
+
+def _report(
+    plan: Plan, summarised: _Summarised, pruned: _Pruned, capped: _Capped, long_turn: SetAside
+) -> _Report:
+    """The figures, the per-block tokens and the telemetry of the audit row."""
+    snapshot = plan.snapshot
     final = long_turn.history
-    final_tokens = fixed.tokens + history_tokens(final)
-    report_blocks = _report_blocks(fixed, final, snapshot.turn_seq)
+    blocks = _report_blocks(capped.fixed, final, snapshot.turn_seq)
     figures = Figures(
         before=plan.summary_plan.usage_before,
-        after_summary=prune.usage_after_summary,
-        after_prune=prune.usage_after_prune,
-        final=final_tokens,
+        after_summary=pruned.plan.usage_after_summary,
+        after_prune=pruned.plan.usage_after_prune,
+        final=capped.fixed.tokens + history_tokens(final),
     )
-    common: dict[str, Any] = {
-        "figures": figures,
-        "budget": budget,
-        "blocks": report_blocks,
-        "block_telemetry": {
-            **_telemetry(telemetry, report_blocks, history_before, len(over_cap)),
-            **plan.views.as_telemetry(),
-            "open_turn": {
-                "tool_results_set_aside": len(long_turn.seqs),
-                "tokens_set_aside": plan.views.tool_result_tokens_kept_aside
-                + long_turn.tokens_freed,
-            },
+    telemetry = {
+        **_telemetry(capped.telemetry, blocks, capped.history_before, len(capped.over_cap)),
+        **plan.views.as_telemetry(),
+        "open_turn": {
+            "tool_results_set_aside": len(long_turn.seqs),
+            "tokens_set_aside": plan.views.tool_result_tokens_kept_aside + long_turn.tokens_freed,
         },
+    }
+    fields: dict[str, Any] = {
+        "figures": figures,
+        "budget": snapshot.budget,
+        "blocks": blocks,
+        "block_telemetry": telemetry,
         "blocks_before": plan.blocks_before,
         "summary_triggered": plan.summary_plan.triggered,
         "summary_reason": plan.summary_plan.reason,
-        "summary_fallback": fallback,
-        "fallback_cause": fallback_cause,
-        "prune_triggered": prune.triggered,
+        "summary_fallback": summarised.fallback,
+        "fallback_cause": summarised.fallback_cause,
+        "prune_triggered": pruned.plan.triggered,
         "recounts": plan.recounts,
         "new_tokens": plan.new_tokens,
     }
-    if final_tokens > budget.input_budget:
-        return Decision(
-            accepted=False,
-            summary_queued=False,
-            rejection={
-                "estimated_input_tokens": final_tokens,
-                "input_budget": budget.input_budget,
-                "model_context_limit": budget.model_context_limit,
-                "calibration_ratio": snapshot.calibration_ratio,
-                "blocks": report_blocks,
-                "guidance": _guidance(snapshot, final, budget.input_budget - fixed.tokens),
-            },
-            **common,
-        )
+    return _Report(figures, blocks, fields)
 
-    head = system_message(blocks)
-    shown = long_turn.shown
-    messages = ([head] if head is not None else []) + [shown[m.seq].chat() for m in final]
+
+def _rejected(plan: Plan, capped: _Capped, long_turn: SetAside, report: _Report) -> Decision:
+    """Seed 003 §9: a prompt that cannot fit is refused with its figures and what to do."""
+    snapshot, budget = plan.snapshot, plan.snapshot.budget
+    return Decision(
+        accepted=False,
+        summary_queued=False,
+        rejection={
+            "estimated_input_tokens": report.figures.final,
+            "input_budget": budget.input_budget,
+            "model_context_limit": budget.model_context_limit,
+            "calibration_ratio": snapshot.calibration_ratio,
+            "blocks": report.blocks,
+            "guidance": _guidance(
+                snapshot, long_turn.history, budget.input_budget - capped.fixed.tokens
+            ),
+        },
+        **report.fields,
+    )
+
+
+def _accepted(
+    plan: Plan,
+    summarised: _Summarised,
+    pruned: _Pruned,
+    capped: _Capped,
+    long_turn: SetAside,
+    report: _Report,
+) -> Decision:
+    """The prompt in assembly order, its fingerprint against the previous one, and the
+    writes: what was kept, summarised, pruned, and the jobs."""
+    snapshot = plan.snapshot
+    final = long_turn.history
+    messages, fingerprint = _prompt(plan, capped, long_turn)
+    previous = comparable_fingerprint(snapshot.previous_fingerprint)
+    changed_at = first_difference(previous, fingerprint) if previous is not None else None
+    pruned_ids = tuple(plan.by_seq[seq].id for seq in sorted(pruned.seqs))
+    change_reason = (
+        _change_reason(plan, summarised, capped, long_turn, previous[changed_at], bool(pruned_ids))
+        if previous is not None and changed_at is not None
+        else None
+    )
+    stable_messages = 0
+    if previous is not None:
+        stable_messages = len(previous) if changed_at is None else changed_at
+    new_summary = summarised.new_summary
+    pending_job = snapshot.pending_job_id
+    latest = snapshot.latest_summary
+    return Decision(
+        accepted=True,
+        summary_queued=plan.new_job is not None or (pending_job is not None and not new_summary),
+        messages=tuple(messages),
+        fingerprint=tuple(fingerprint),
+        prefix_kept=None if previous is None else changed_at is None,
+        first_changed_index=changed_at,
+        change_reason=change_reason,
+        stable_messages=stable_messages,
+        kept_ids=tuple(plan.by_seq[m.seq].id for m in final),
+        applied_ids=tuple(m.id for m in plan.applied),
+        applied_summary_id=latest.id if plan.applied and latest else None,
+        new_summary=new_summary,
+        pruned_ids=pruned_ids,
+        pruned_by_policy=bool(pruned.plan.pruned),
+        new_job=plan.new_job,
+        jobs_taken_in=tuple(job.id for job in snapshot.finished_jobs),
+        superseded_job_id=pending_job if new_summary is not None else None,
+        **report.fields,
+    )
+
+
+def _prompt(
+    plan: Plan, capped: _Capped, long_turn: SetAside
+) -> tuple[list[ChatMessage], list[str]]:
+    """The prompt in assembly order and its fingerprint, which remembers every view shown
+    (set aside, reasoning cleared, images aside) so that the next prompt keeps them."""
+    snapshot = plan.snapshot
+    final = long_turn.history
+    head = system_message(capped.blocks)
+    messages = ([head] if head is not None else []) + [long_turn.shown[m.seq].chat() for m in final]
     fingerprint = mark_views(
         prompt_fingerprint(head, [m.seq for m in final]),
         long_turn.seqs,
@@ -688,57 +841,36 @@ def decide(
         at = len(messages) - sum(1 for m in final if m.turn_seq == snapshot.turn_seq)
         messages.insert(at, snapshot.recall.message())
         fingerprint.insert(at, snapshot.recall.fingerprint())
-    previous_fingerprint = comparable_fingerprint(snapshot.previous_fingerprint)
-    changed_at = (
-        first_difference(previous_fingerprint, fingerprint)
-        if previous_fingerprint is not None
-        else None
-    )
-    pruned_ids = tuple(plan.by_seq[seq].id for seq in sorted(pruned_seqs))
-    change_reason: ChangeReason | None = None
-    if previous_fingerprint is not None and changed_at is not None:
-        change_reason = (
-            "summary"
-            if new_summary is not None or plan.applied
-            else "prune"
-            if pruned_ids
-            else "block_cap"
-            if over_cap
-            else "long_turn"
-            if long_turn.seqs - previously_set_aside(snapshot.previous_fingerprint)
-            else "reasoning"
-            if plan.views.reasoning_cleared_seqs - previously_cleared(snapshot.previous_fingerprint)
-            else "tool_images"
-            if plan.views.images_set_aside_seqs
-            - previously_without_images(snapshot.previous_fingerprint)
-            else "recall"
-            if previous_fingerprint[changed_at].startswith(RECALL_PREFIX)
-            else "session_edit"
-        )
-    pending_job = snapshot.pending_job_id
-    stable_messages = 0
-    if previous_fingerprint is not None:
-        stable_messages = len(previous_fingerprint) if changed_at is None else changed_at
-    return Decision(
-        accepted=True,
-        summary_queued=plan.new_job is not None or (pending_job is not None and not new_summary),
-        messages=tuple(messages),
-        fingerprint=tuple(fingerprint),
-        prefix_kept=None if previous_fingerprint is None else changed_at is None,
-        first_changed_index=changed_at,
-        change_reason=change_reason,
-        stable_messages=stable_messages,
-        kept_ids=tuple(plan.by_seq[m.seq].id for m in final),
-        applied_ids=tuple(m.id for m in plan.applied),
-        applied_summary_id=latest.id if plan.applied and latest else None,
-        new_summary=new_summary,
-        pruned_ids=pruned_ids,
-        pruned_by_policy=bool(prune.pruned),
-        new_job=plan.new_job,
-        jobs_taken_in=tuple(job.id for job in snapshot.finished_jobs),
-        superseded_job_id=pending_job if new_summary is not None else None,
-        **common,
-    )
+    return messages, fingerprint
+
+
+def _change_reason(
+    plan: Plan,
+    summarised: _Summarised,
+    capped: _Capped,
+    long_turn: SetAside,
+    first_changed: str,
+    pruned: bool,
+) -> ChangeReason:
+    """Why the prompt's prefix changed since the previous prompt: the first policy event
+    that explains it, in the policy's order."""
+    before = plan.snapshot.previous_fingerprint
+    views = plan.views
+    if summarised.new_summary is not None or plan.applied:
+        return "summary"
+    if pruned:
+        return "prune"
+    if capped.over_cap:
+        return "block_cap"
+    if long_turn.seqs - previously_set_aside(before):
+        return "long_turn"
+    if views.reasoning_cleared_seqs - previously_cleared(before):
+        return "reasoning"
+    if views.images_set_aside_seqs - previously_without_images(before):
+        return "tool_images"
+    if first_changed.startswith(RECALL_PREFIX):
+        return "recall"
+    return "session_edit"
 
 
 # -- block shaping --------------------------------------------------------------------------------
