@@ -22,6 +22,7 @@ from app.budget.anthropic import AnthropicPrompt, anthropic_problems, to_anthrop
 from app.budget.assembly import chat_problems
 from bench.common import machine, running_app
 from tests.agent_traffic import agent_step
+from tests.support import audit_rows
 
 CASES = {
     "gpt-4 (8k), OpenAI format": ("gpt-4", None, "openai", False),
@@ -66,8 +67,10 @@ async def run_case(
         else:
             problems = anthropic_problems(AnthropicPrompt(prompt["system"], prompt["messages"]))
         invalid += bool(problems)
+    rows = await audit_rows(client, sid)
+    breaks = sum(row["prefix_kept"] is False for row in rows)
     return {"first_refused": refused[0] if refused else None, "refused": len(refused),
-            "over": over, "invalid": invalid}  # fmt: skip
+            "over": over, "invalid": invalid, "breaks": breaks}  # fmt: skip
 
 
 async def run(steps: int, seeds: int, database_url: str | None) -> dict[str, dict[str, Any]]:
@@ -86,6 +89,7 @@ async def run(steps: int, seeds: int, database_url: str | None) -> dict[str, dic
                 "refused_steps": sum(r["refused"] for r in runs),
                 "prompts_over_budget": sum(r["over"] for r in runs),
                 "prompts_invalid": sum(r["invalid"] for r in runs),
+                "prefix_breaks": sum(r["breaks"] for r in runs),
             }
     return figures
 

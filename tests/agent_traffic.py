@@ -14,26 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 _ID_ALPHABET = string.ascii_letters + string.digits
-_TOOLS = {
-    "read_file": lambda rng: {
-        "path": f"services/{rng.choice(_WORDS)}/{rng.choice(_WORDS)}_{rng.randint(1, 99)}.py",
-        "start_line": rng.randint(1, 400),
-        "end_line": rng.randint(401, 1200),
-    },
-    "grep": lambda rng: {
-        "pattern": f"def {rng.choice(_WORDS)}_{rng.choice(_WORDS)}\\(",
-        "path": f"services/{rng.choice(_WORDS)}",
-        "case_sensitive": rng.random() < 0.5,
-    },
-    "run_tests": lambda rng: {
-        "selector": f"tests/{rng.choice(_WORDS)}/test_{rng.choice(_WORDS)}.py::test_{rng.choice(_WORDS)}",
-        "timeout_seconds": rng.choice((60, 120, 300)),
-    },
-    "web_search": lambda rng: {
-        "query": " ".join(rng.choice(_WORDS) for _ in range(rng.randint(4, 9))),
-        "max_results": rng.choice((5, 10)),
-    },
-}
 _WORDS = (
     "billing", "ledger", "invoice", "retry", "backoff", "schema", "cursor", "shard", "tenant",
     "quota", "webhook", "refund", "currency", "rounding", "timezone", "parser", "cache",
@@ -42,6 +22,35 @@ _PROSE = (
     "the", "handler", "returns", "a", "row", "when", "retry", "budget", "is", "spent", "and",
     "logs", "warning", "for", "tenant", "with", "status", "code", "of", "request", "field",
 )  # fmt: skip
+
+
+def _arguments(name: str, rng: random.Random) -> dict[str, Any]:
+    """Arguments of 15-35 tokens, as coding agents' tools take them."""
+
+    def word(options: tuple[str, ...]) -> str:
+        return rng.choice(options)
+
+    if name == "read_file":
+        return {
+            "path": f"services/{word(_WORDS)}/{word(_WORDS)}_{rng.randint(1, 99)}.py",
+            "start_line": rng.randint(1, 400),
+            "end_line": rng.randint(401, 1200),
+        }
+    if name == "grep":
+        return {
+            "pattern": f"def {word(_WORDS)}_{word(_WORDS)}\\(",
+            "path": f"services/{word(_WORDS)}",
+            "case_sensitive": rng.random() < 0.5,
+        }
+    if name == "run_tests":
+        return {
+            "selector": f"tests/{word(_WORDS)}/test_{word(_WORDS)}.py::test_{word(_WORDS)}",
+            "timeout_seconds": rng.choice((60, 120, 300)),
+        }
+    return {"query": " ".join(word(_WORDS) for _ in range(rng.randint(4, 9))), "max_results": 5}
+
+
+_TOOLS = ("read_file", "grep", "run_tests", "web_search")
 
 
 def call_id(rng: random.Random) -> str:
@@ -78,13 +87,13 @@ def agent_step(rng: random.Random, *, thinking: bool = False, huge: bool | None 
     if huge is None:
         huge = rng.random() < 0.125
     count = 2 if huge else rng.choice((1, 1, 1, 2, 2, 3))
-    calls = []
+    calls: list[dict[str, Any]] = []
     results = []
     sizes = []
     for _ in range(count):
-        name = rng.choice(tuple(_TOOLS))
+        name = rng.choice(_TOOLS)
         cid = call_id(rng)
-        arguments = json.dumps(_TOOLS[name](rng))
+        arguments = json.dumps(_arguments(name, rng))
         calls.append(
             {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
         )

@@ -23,13 +23,15 @@ caches), so the same snapshot always gives the same decision.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.budget.assembly import (
     CURRENT_BLOCK,
     HISTORY_BLOCK,
+    MEMORY_BLOCK,
     SUMMARY_BLOCK,
     ChatMessage,
     ContextBlocks,
@@ -49,6 +51,7 @@ from app.budget.blocks import (
     dedupe_summary,
     history_over_cap,
 )
+from app.budget.long_turns import Folded, fold_older_steps, folded_mark, previously_folded
 from app.budget.policy import (
     Budget,
     BudgetSettings,
@@ -65,8 +68,8 @@ from app.budget.recall import RECALL_PREFIX, RecallBlock
 from app.budget.summary import SummaryContent, has_lines, render_summary
 from app.budget.tokens import TokenCounter, content_text, count_message
 from app.budget.views import (
+    SET_ASIDE_HEADROOM,
     CapMemo,
-    SetAside,
     ViewReport,
     capped_tool_result,
     has_reasoning,
@@ -100,7 +103,8 @@ class PolicySettings:
     #: A slow summariser runs in jobs: below the prune threshold the prompt goes out without
     #: waiting, and a later assembly applies the summary.
     summarizes_in_background: bool = False
-    #: One tool result's cap in the prompt, as a share of the input budget (a session's
+    #: One step's tool results' cap in the prompt (shared among parallel results), as a
+    #: share of the input budget (a session's
     #: ``tool_result_share`` cap overrides it).
     tool_result_share: float = 0.25
     #: Images of completed turns' tool results that stay when room is needed, newest first.
@@ -370,6 +374,9 @@ def prompt_views(
     # What an earlier prompt of a long turn set aside stays aside (see ``decide``): shown as
     # its placeholder from here on, so that summary and prune see the prompt as it will be.
     already = previously_set_aside(snapshot.previous_fingerprint)
+    # Parallel results of one step share the cap: two results of 20k tokens in one step take
+    # one result's share of the budget, not two.
+    parallel = Counter(m.answers_seq for m, _ in counted if m.role == "tool")
     shown: list[tuple[Message, int]] = []
     capped = left_out = kept = kept_tokens = 0
     for message, tokens in counted:
@@ -382,7 +389,7 @@ def prompt_views(
         view, view_tokens, cut = capped_tool_result(
             message,
             tokens,
-            cap_tokens=cap_tokens,
+            cap_tokens=max(1, cap_tokens // max(1, parallel[message.answers_seq])),
             counter=counter,
             session_id=snapshot.session_id,
             memo=snapshot.capped,
@@ -535,6 +542,9 @@ class Decision:
     stable_messages: int = 0
     #: Writes (accepted only).
     kept_ids: tuple[int, ...] = ()
+    #: Steps of a long turn shown as a note (app.budget.long_turns): still active, and the
+    #: note stands under the first one's id in ``kept_ids``.
+    folded_ids: tuple[int, ...] = ()
     #: Stored messages a finished job's summary covers, and that summary's id.
     applied_ids: tuple[int, ...] = ()
     applied_summary_id: int | None = None
@@ -563,18 +573,21 @@ def decide(
     """Finish the decision with what the summariser gave back (``plan.summarise``): its
     content, or how it failed; None when the plan asked for no summary.
 
-    Five stages, in the policy's order, each a function of what the ones before it made:
-    take the summary in (or fall back), prune at 90 %, apply the block caps, set a long
-    turn's older results aside, and then either reject with the figures or accept."""
+    Six stages, in the policy's order, each a function of what the ones before it made:
+    take the summary in (or fall back), prune at 90 %, apply the block caps, let the open
+    turn's older steps give way (results set aside, then steps folded), let older history
+    and the summary give way when the turn still does not fit, and then either reject with
+    the figures or accept."""
     summarised = _take_summary(plan, summary)
     pruned = _prune(plan, summarised)
     capped = _apply_caps(plan.snapshot, summarised, pruned)
-    long_turn = _set_aside(
+    long_turn = _long_turn(
         plan.snapshot,
         plan,
         capped.history,
         room=plan.snapshot.budget.input_budget - capped.fixed.tokens,
     )
+    capped, long_turn = _make_room(plan.snapshot, capped, pruned, long_turn)
     report = _report(plan, summarised, pruned, capped, long_turn)
     if report.figures.final > plan.snapshot.budget.input_budget:
         return _rejected(plan, capped, long_turn, report)
@@ -684,6 +697,10 @@ class _Capped:
     over_cap: tuple[int, ...]
     #: Completed turns' history tokens before the caps.
     history_before: int
+    #: Seqs of completed turns left out of this prompt only so that the open turn fits, and
+    #: whether the summary and memory were squeezed for it.
+    made_room: tuple[int, ...] = ()
+    blocks_squeezed: bool = False
 
 
 def _apply_caps(snapshot: Snapshot, summarised: _Summarised, pruned: _Pruned) -> _Capped:
@@ -715,7 +732,7 @@ class _Report:
 
 
 def _report(
-    plan: Plan, summarised: _Summarised, pruned: _Pruned, capped: _Capped, long_turn: SetAside
+    plan: Plan, summarised: _Summarised, pruned: _Pruned, capped: _Capped, long_turn: _LongTurn
 ) -> _Report:
     """The figures, the per-block tokens and the telemetry of the audit row."""
     snapshot = plan.snapshot
@@ -731,8 +748,13 @@ def _report(
         **_telemetry(capped.telemetry, blocks, capped.history_before, len(capped.over_cap)),
         **plan.views.as_telemetry(),
         "open_turn": {
-            "tool_results_set_aside": len(long_turn.seqs),
+            "tool_results_set_aside": len(long_turn.set_aside),
             "tokens_set_aside": plan.views.tool_result_tokens_kept_aside + long_turn.tokens_freed,
+            "steps_folded": long_turn.steps_folded,
+            "messages_folded": len(long_turn.folded),
+            "tokens_folded": long_turn.tokens_folded,
+            "history_messages_left_out": len(capped.made_room),
+            "blocks_squeezed": capped.blocks_squeezed,
         },
     }
     fields: dict[str, Any] = {
@@ -752,7 +774,7 @@ def _report(
     return _Report(figures, blocks, fields)
 
 
-def _rejected(plan: Plan, capped: _Capped, long_turn: SetAside, report: _Report) -> Decision:
+def _rejected(plan: Plan, capped: _Capped, long_turn: _LongTurn, report: _Report) -> Decision:
     """Seed 003 §9: a prompt that cannot fit is refused with its figures and what to do."""
     snapshot, budget = plan.snapshot, plan.snapshot.budget
     return Decision(
@@ -764,9 +786,7 @@ def _rejected(plan: Plan, capped: _Capped, long_turn: SetAside, report: _Report)
             "model_context_limit": budget.model_context_limit,
             "calibration_ratio": snapshot.calibration_ratio,
             "blocks": report.blocks,
-            "guidance": _guidance(
-                snapshot, long_turn.history, budget.input_budget - capped.fixed.tokens
-            ),
+            "guidance": _guidance(snapshot, long_turn, budget.input_budget - capped.fixed.tokens),
         },
         **report.fields,
     )
@@ -777,7 +797,7 @@ def _accepted(
     summarised: _Summarised,
     pruned: _Pruned,
     capped: _Capped,
-    long_turn: SetAside,
+    long_turn: _LongTurn,
     report: _Report,
 ) -> Decision:
     """The prompt in assembly order, its fingerprint against the previous one, and the
@@ -809,6 +829,7 @@ def _accepted(
         change_reason=change_reason,
         stable_messages=stable_messages,
         kept_ids=tuple(plan.by_seq[m.seq].id for m in final),
+        folded_ids=tuple(plan.by_seq[seq].id for seq in sorted(long_turn.folded)),
         applied_ids=tuple(m.id for m in plan.applied),
         applied_summary_id=latest.id if plan.applied and latest else None,
         new_summary=new_summary,
@@ -822,7 +843,7 @@ def _accepted(
 
 
 def _prompt(
-    plan: Plan, capped: _Capped, long_turn: SetAside
+    plan: Plan, capped: _Capped, long_turn: _LongTurn
 ) -> tuple[list[ChatMessage], list[str]]:
     """The prompt in assembly order and its fingerprint, which remembers every view shown
     (set aside, reasoning cleared, images aside) so that the next prompt keeps them."""
@@ -832,10 +853,14 @@ def _prompt(
     messages = ([head] if head is not None else []) + [long_turn.shown[m.seq].chat() for m in final]
     fingerprint = mark_views(
         prompt_fingerprint(head, [m.seq for m in final]),
-        long_turn.seqs,
+        long_turn.set_aside,
         plan.views.reasoning_cleared_seqs,
         plan.views.images_set_aside_seqs,
     )
+    offset = len(fingerprint) - len(final)
+    for index, message in enumerate(final):
+        if message.seq in long_turn.folds:
+            fingerprint[offset + index] = folded_mark(*long_turn.folds[message.seq])
     if snapshot.recall is not None:
         # After the history, before the current turn: the prompt up to it is a prefix.
         at = len(messages) - sum(1 for m in final if m.turn_seq == snapshot.turn_seq)
@@ -848,7 +873,7 @@ def _change_reason(
     plan: Plan,
     summarised: _Summarised,
     capped: _Capped,
-    long_turn: SetAside,
+    long_turn: _LongTurn,
     first_changed: str,
     pruned: bool,
 ) -> ChangeReason:
@@ -862,7 +887,12 @@ def _change_reason(
         return "prune"
     if capped.over_cap:
         return "block_cap"
-    if long_turn.seqs - previously_set_aside(before):
+    if (
+        long_turn.set_aside - previously_set_aside(before)
+        or set(long_turn.folds.values()) - set(previously_folded(before))
+        or capped.made_room
+        or capped.blocks_squeezed
+    ):
         return "long_turn"
     if views.reasoning_cleared_seqs - previously_cleared(before):
         return "reasoning"
@@ -988,36 +1018,144 @@ def _truncate(
     )
 
 
-def _set_aside(
+@dataclass(frozen=True)
+class _LongTurn:
+    """The history as the prompt shows it once the open turn's older steps gave way."""
+
+    history: list[HistoryMessage]
+    shown: Mapping[int, Any]
+    #: Tool results shown as placeholders, and the tokens that freed.
+    set_aside: frozenset[int]
+    tokens_freed: int
+    #: Notes by their seq, with the range of seqs each stands for; the messages they fold.
+    folds: Mapping[int, tuple[int, int]] = field(default_factory=dict)
+    folded: frozenset[int] = frozenset()
+    tokens_folded: int = 0
+
+    steps_folded: int = 0
+
+
+def _long_turn(
     snapshot: Snapshot, plan: Plan, final: list[HistoryMessage], *, room: int
-) -> SetAside:
-    """A long turn's older tool results set aside (app.budget.views) when the prompt would
-    not fit otherwise, or because the previous prompt of the turn already had them so."""
-    return set_aside_older_results(
-        final,
-        plan.by_seq,
+) -> _LongTurn:
+    """A long turn's older tool results set aside (app.budget.views), then its older steps
+    folded (app.budget.long_turns), when the prompt would not fit otherwise, or because an
+    earlier prompt already showed them so."""
+    latest = frozenset(m.seq for m in snapshot.new)
+    before = snapshot.previous_fingerprint
+
+    def fold(
+        history: Sequence[HistoryMessage],
+        shown: Mapping[int, Any],
+        already: Sequence[tuple[int, int]],
+        extend: bool,
+    ) -> Folded:
+        return fold_older_steps(
+            history,
+            shown,
+            current_turn_seq=snapshot.turn_seq,
+            latest_seqs=latest,
+            already=already,
+            extend=extend,
+            room=room,
+            counter=snapshot.counter,
+            session_id=snapshot.session_id,
+        )
+
+    # What earlier prompts folded stays folded, as it was; then results are set aside; and
+    # only when that cannot free its share of the room (SET_ASIDE_HEADROOM) do more steps fold.
+    earlier = fold(final, plan.by_seq, previously_folded(before), extend=False)
+    aside = set_aside_older_results(
+        earlier.history,
+        earlier.shown,
         current_turn_seq=snapshot.turn_seq,
-        latest_seqs=frozenset(m.seq for m in snapshot.new),
-        already=previously_set_aside(snapshot.previous_fingerprint),
+        latest_seqs=latest,
+        already=previously_set_aside(before),
         room=room,
         counter=snapshot.counter,
     )
+    needed = history_tokens(earlier.history) > room
+    tight = history_tokens(aside.history) > room * (1 - SET_ASIDE_HEADROOM)
+    folded = Folded(aside.history, aside.shown, earlier.ranges, earlier.seqs, earlier.tokens_freed)
+    if needed and tight:
+        # Fold again from the steps themselves (with their results as set aside), so that
+        # the open turn's earlier notes and the steps folding now make one note.
+        notes = earlier.ranges
+        tokens = {m.seq: m.tokens for m in aside.history if m.seq not in notes}
+        steps = [replace(m, tokens=tokens.get(m.seq, m.tokens)) for m in final]
+        originals = {**aside.shown, **{seq: plan.by_seq[seq] for seq in notes}}
+        folded = fold(steps, originals, previously_folded(before), extend=True)
+    return _LongTurn(
+        history=folded.history,
+        shown=folded.shown,
+        set_aside=aside.seqs - folded.seqs,
+        tokens_freed=aside.tokens_freed,
+        folds=folded.ranges,
+        folded=folded.seqs,
+        tokens_folded=folded.tokens_freed,
+        steps_folded=sum(1 for seq in folded.seqs if plan.by_seq[seq].role == "assistant"),
+    )
 
 
-def _guidance(snapshot: Snapshot, final: Sequence[HistoryMessage], room: int) -> str:
-    """What to do about a prompt that cannot fit: what the open turn's newest input costs
-    against the room the blocks leave, once everything that can give way has."""
+def _make_room(
+    snapshot: Snapshot, capped: _Capped, pruned: _Pruned, long_turn: _LongTurn
+) -> tuple[_Capped, _LongTurn]:
+    """When the open turn, all its older steps folded, still does not fit: completed turns
+    leave this prompt (whole, oldest first; they stay active), then the summary and memory
+    squeeze into what is left. Nothing gives way while the prompt fits."""
+    budget = snapshot.budget.input_budget
+    history = long_turn.history
+    over = capped.fixed.tokens + history_tokens(history) - budget
+    if over <= 0:
+        return capped, long_turn
+    left_out: set[int] = set()
+    for turn_seq in sorted({m.turn_seq for m in history if m.turn_seq < snapshot.turn_seq}):
+        if over <= 0:
+            break
+        members = [m for m in history if m.turn_seq == turn_seq]
+        left_out.update(m.seq for m in members)
+        over -= history_tokens(members)
+    history = [m for m in history if m.seq not in left_out]
+    blocks, fixed, telemetry = capped.blocks, capped.fixed, capped.telemetry
+    squeezed = over > 0 and fixed.blocks[SUMMARY_BLOCK] + fixed.blocks[MEMORY_BLOCK] > 0
+    if squeezed:
+        room = budget - history_tokens(history) - (fixed.tokens - fixed.blocks[SUMMARY_BLOCK])
+        blocks, shaped = shape_blocks(snapshot, pruned.in_force, room=max(0, room))
+        telemetry = {**telemetry, **shaped}
+        fixed = snapshot.measure(snapshot.counter, blocks)
+    capped = replace(
+        capped,
+        history=history,
+        blocks=blocks,
+        fixed=fixed,
+        telemetry=telemetry,
+        made_room=tuple(sorted(left_out)),
+        blocks_squeezed=squeezed,
+    )
+    return capped, replace(long_turn, history=history)
+
+
+def _guidance(snapshot: Snapshot, long_turn: _LongTurn, room: int) -> str:
+    """What to do about a prompt that cannot fit: what the open turn's user message and its
+    newest step cost against the room the blocks leave, once everything that can give way
+    has (older steps folded, completed turns and the summary left out)."""
+    final, notes = long_turn.history, long_turn.folds
     new = {m.seq for m in snapshot.new}
     latest = history_tokens(m for m in final if m.seq in new)
     if snapshot.step == 0 or not latest:
         return OVERFLOW_GUIDANCE
-    rest = history_tokens(m for m in final if m.seq not in new)
+    user = history_tokens(
+        m
+        for m in final
+        if m.turn_seq == snapshot.turn_seq and m.role == "user" and m.seq not in notes
+    )
+    rest = history_tokens(m for m in final if m.seq not in new) - user
     return (
-        f"This step's tool calls and results need {latest} tokens, and the rest of the prompt "
-        f"(the user message, the turn's earlier steps with their results set aside, the "
-        f"kept history) {rest}, in the {room} tokens the system prompt and blocks leave. "
-        "Post this step again with shorter tool results, or complete the turn as failed and "
-        "start a new one."
+        f"This step's tool calls and results need {latest} tokens and the turn's user message "
+        f"{user}: {latest + user} of the {room} tokens the system prompt and blocks leave "
+        f"({rest} more for the notes of the turn's earlier steps and what is left of the "
+        "history, everything else having given way). Post this step again with shorter tool "
+        "calls or results, or complete the turn as failed and start a new one."
     )
 
 
