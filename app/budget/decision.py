@@ -64,6 +64,7 @@ from app.budget.policy import (
     plan_prune,
     plan_summary,
 )
+from app.budget.reasoning import DEFAULT_RULE, ReasoningRule
 from app.budget.recall import RECALL_PREFIX, RecallBlock
 from app.budget.summary import SummaryContent, has_lines, render_summary
 from app.budget.tokens import TokenCounter, content_text, count_message
@@ -207,6 +208,8 @@ class Snapshot:
     measure: Callable[[TokenCounter, ContextBlocks], FixedCost] = fixed_cost
     #: Capped tool results already cut (the runtime's); None cuts each time.
     capped: CapMemo | None = None
+    #: What completed turns' reasoning gets, by the model family's rule (app.budget.reasoning).
+    reasoning: ReasoningRule = DEFAULT_RULE
 
 
 # -- the first half: what to summarise ------------------------------------------------------------
@@ -399,22 +402,35 @@ def prompt_views(
         shown.append((view, view_tokens))
     usage = fixed.tokens + sum(tokens for _, tokens in shown)
     trigger = snapshot.settings.budget.summary_trigger_ratio * budget.input_budget
-    messages_cleared = parts_cleared = tokens_cleared = 0
+    messages_cleared = parts_cleared = tokens_cleared = not_counted = 0
     cleared_before = previously_cleared(snapshot.previous_fingerprint)
     cleared: set[int] = set()
-    # What earlier prompts cleared stays cleared, first; only then is the prompt judged
-    # against the trigger (counting that reasoning as still shown would clear the newest
-    # turn's every time), and over it, every completed turn's reasoning goes at once, so
-    # that the prompt changes once rather than a little every turn.
+    uncounted: set[int] = set()
+    rule = snapshot.reasoning
+    # What earlier prompts cleared stays cleared, first (unless the provider needs it), and
+    # what the provider ignores or does not count is dealt with; only then is the prompt
+    # judged against the trigger (counting that reasoning as still shown would clear the
+    # newest turn's every time), and over it, every completed turn's reasoning the rule lets
+    # go goes at once, so that the prompt changes once rather than a little every turn.
     for again in (True, False):
-        over = usage - tokens_cleared > trigger
+        over = usage - tokens_cleared - not_counted > trigger
         for index, (message, tokens) in enumerate(shown):
-            if message.turn_seq >= snapshot.turn_seq or message.seq in cleared:
+            if message.turn_seq >= snapshot.turn_seq or message.seq in cleared | uncounted:
                 continue
             if not has_reasoning(message):
                 continue
-            if (message.seq in cleared_before) if again else over:
-                view, parts = without_reasoning(message)
+            treatment = rule.treatment(made_tool_calls=bool(message.tool_calls))
+            earlier = message.seq in cleared_before
+            if treatment == "keep":
+                continue
+            view, parts = without_reasoning(message)
+            if treatment == "uncounted" and not earlier:
+                view_tokens = count_message(counter, view.chat())
+                shown[index] = (message, view_tokens)
+                uncounted.add(message.seq)
+                not_counted += tokens - view_tokens
+                continue
+            if (earlier or treatment == "drop") if again else over:
                 view_tokens = count_message(counter, view.chat())
                 shown[index] = (view, view_tokens)
                 cleared.add(message.seq)
@@ -425,7 +441,7 @@ def prompt_views(
         shown,
         turn_seq=snapshot.turn_seq,
         keep=snapshot.settings.tool_images_kept,
-        excess=int(usage - tokens_cleared - trigger),
+        excess=int(usage - tokens_cleared - not_counted - trigger),
         already=previously_without_images(snapshot.previous_fingerprint),
         counter=counter,
     )
@@ -437,6 +453,7 @@ def prompt_views(
         reasoning_messages_cleared=messages_cleared,
         reasoning_parts_cleared=parts_cleared,
         reasoning_tokens_cleared=tokens_cleared,
+        reasoning_tokens_not_counted=not_counted,
         reasoning_cleared_seqs=frozenset(cleared),
         images_set_aside=images.images,
         image_tokens_set_aside=images.tokens_freed,

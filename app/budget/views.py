@@ -82,6 +82,8 @@ class ViewReport:
     reasoning_messages_cleared: int = 0
     reasoning_parts_cleared: int = 0
     reasoning_tokens_cleared: int = 0
+    #: Completed turns' reasoning shown but not counted: the provider strips it first.
+    reasoning_tokens_not_counted: int = 0
     #: The messages shown without their reasoning.
     reasoning_cleared_seqs: frozenset[int] = frozenset()
     #: Images of completed turns' tool results shown as placeholders, and their tokens.
@@ -99,6 +101,7 @@ class ViewReport:
                 "messages_cleared": self.reasoning_messages_cleared,
                 "parts_cleared": self.reasoning_parts_cleared,
                 "tokens_cleared": self.reasoning_tokens_cleared,
+                "tokens_not_counted": self.reasoning_tokens_not_counted,
             },
             "tool_images": {
                 "images_set_aside": self.images_set_aside,
