@@ -3,8 +3,8 @@
 One 60-step turn per case on an 8k window (tests/agent_traffic.py: ids of ``call_`` and 24
 characters, arguments of 15-35 tokens, 1-3 parallel calls, one step in eight with two
 results of about 20k tokens, Claude's thinking with signatures and redacted thinking). Each
-step is posted as the agent would; a refused step is posted again with the same seed's
-next step (the agent retries with other calls), so every case reaches 60 posts. Printed:
+step is posted as the agent would; after a refused step the turn goes on with the next one,
+so every case makes 60 posts. Printed:
 the first refused step, the refused steps, and how many prompts were within budget and valid
 in both formats.
 
