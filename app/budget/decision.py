@@ -51,7 +51,13 @@ from app.budget.blocks import (
     dedupe_summary,
     history_over_cap,
 )
-from app.budget.long_turns import Folded, fold_older_steps, folded_mark, previously_folded
+from app.budget.long_turns import (
+    NOTE_SHARE,
+    Folded,
+    fold_older_steps,
+    folded_mark,
+    previously_folded,
+)
 from app.budget.policy import (
     Budget,
     BudgetSettings,
@@ -1075,6 +1081,7 @@ def _long_turn(
             already=already,
             extend=extend,
             room=room,
+            note_bound=max(1, int(NOTE_SHARE * snapshot.budget.uncalibrated_input_budget)),
             counter=snapshot.counter,
             session_id=snapshot.session_id,
         )

@@ -18,7 +18,7 @@ which seq each result is stored whole.
   every later prompt (the fingerprint keeps the range as ``d:<first>-<last>``), completed
   turns' too.
 - **The latest step never folds**, nor the user's message.
-- **The note has a bound** (an eighth of the room): past it, its oldest lines collapse into
+- **The note has a bound** (an eighth of the input budget): past it, its oldest lines collapse into
   one line that counts the calls per tool and names the range of seqs.
 """
 
@@ -40,7 +40,8 @@ ARGUMENTS_SHOWN = 64
 #: The share of the room a fold leaves free for the steps that follow: each fold rewrites
 #: the prompt from the note on, so a fold makes room for several steps at once.
 FOLD_HEADROOM = 0.6
-#: The share of the room the note itself may take.
+#: The share of the input budget (before calibration, so that it never moves within a
+#: session) the note itself may take.
 NOTE_SHARE = 0.125
 
 
@@ -92,6 +93,7 @@ def fold_older_steps(
     already: Sequence[tuple[int, int]],
     extend: bool,
     room: int,
+    note_bound: int,
     counter: TokenCounter,
     session_id: str,
 ) -> Folded:
@@ -101,7 +103,6 @@ def fold_older_steps(
     steps = [s for s in _steps(history) if not latest_seqs & {m.seq for m in s}]
     groups = [[s for s in steps if first <= s[0].seq <= last] for first, last in already]
     groups = [group for group in groups if group]
-    note_bound = max(1, int(room * NOTE_SHARE))
     folded = _apply(history, shown, groups, counter, session_id, note_bound)
     if not extend:
         return folded
