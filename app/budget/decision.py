@@ -408,6 +408,52 @@ def prompt_views(
         shown.append((view, view_tokens))
     usage = fixed.tokens + sum(tokens for _, tokens in shown)
     trigger = snapshot.settings.budget.summary_trigger_ratio * budget.input_budget
+    reasoning = _reasoning_views(snapshot, shown, usage=usage, trigger=trigger)
+    shown = reasoning.shown
+    tokens_cleared, not_counted = reasoning.tokens_cleared, reasoning.tokens_not_counted
+    images = images_set_aside(
+        shown,
+        turn_seq=snapshot.turn_seq,
+        keep=snapshot.settings.tool_images_kept,
+        excess=int(usage - tokens_cleared - not_counted - trigger),
+        already=previously_without_images(snapshot.previous_fingerprint),
+        counter=counter,
+    )
+    return images.shown, ViewReport(
+        tool_results_capped=capped,
+        tool_result_tokens_left_out=left_out,
+        tool_results_kept_aside=kept,
+        tool_result_tokens_kept_aside=kept_tokens,
+        reasoning_messages_cleared=reasoning.messages_cleared,
+        reasoning_parts_cleared=reasoning.parts_cleared,
+        reasoning_tokens_cleared=tokens_cleared,
+        reasoning_tokens_not_counted=not_counted,
+        reasoning_cleared_seqs=reasoning.cleared,
+        images_set_aside=images.images,
+        image_tokens_set_aside=images.tokens_freed,
+        images_set_aside_seqs=images.seqs,
+    )
+
+
+@dataclass(frozen=True)
+class _ReasoningViews:
+    """Completed turns' reasoning as the prompt shows and counts it."""
+
+    shown: list[tuple[Message, int]]
+    cleared: frozenset[int]
+    messages_cleared: int
+    parts_cleared: int
+    tokens_cleared: int
+    tokens_not_counted: int
+
+
+def _reasoning_views(
+    snapshot: Snapshot, shown: Sequence[tuple[Message, int]], *, usage: int, trigger: float
+) -> _ReasoningViews:
+    """Each completed turn's reasoning by the model family's rule (app.budget.reasoning):
+    kept, cleared for room, shown uncounted, or dropped."""
+    counter = snapshot.counter
+    shown = list(shown)
     messages_cleared = parts_cleared = tokens_cleared = not_counted = 0
     cleared_before = previously_cleared(snapshot.previous_fingerprint)
     cleared: set[int] = set()
@@ -443,27 +489,13 @@ def prompt_views(
                 messages_cleared += 1
                 parts_cleared += parts
                 tokens_cleared += tokens - view_tokens
-    images = images_set_aside(
+    return _ReasoningViews(
         shown,
-        turn_seq=snapshot.turn_seq,
-        keep=snapshot.settings.tool_images_kept,
-        excess=int(usage - tokens_cleared - not_counted - trigger),
-        already=previously_without_images(snapshot.previous_fingerprint),
-        counter=counter,
-    )
-    return images.shown, ViewReport(
-        tool_results_capped=capped,
-        tool_result_tokens_left_out=left_out,
-        tool_results_kept_aside=kept,
-        tool_result_tokens_kept_aside=kept_tokens,
-        reasoning_messages_cleared=messages_cleared,
-        reasoning_parts_cleared=parts_cleared,
-        reasoning_tokens_cleared=tokens_cleared,
-        reasoning_tokens_not_counted=not_counted,
-        reasoning_cleared_seqs=frozenset(cleared),
-        images_set_aside=images.images,
-        image_tokens_set_aside=images.tokens_freed,
-        images_set_aside_seqs=images.seqs,
+        frozenset(cleared),
+        messages_cleared,
+        parts_cleared,
+        tokens_cleared,
+        not_counted,
     )
 
 
