@@ -23,13 +23,15 @@ caches), so the same snapshot always gives the same decision.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.budget.assembly import (
     CURRENT_BLOCK,
     HISTORY_BLOCK,
+    MEMORY_BLOCK,
     SUMMARY_BLOCK,
     ChatMessage,
     ContextBlocks,
@@ -49,6 +51,13 @@ from app.budget.blocks import (
     dedupe_summary,
     history_over_cap,
 )
+from app.budget.long_turns import (
+    NOTE_SHARE,
+    Folded,
+    fold_older_steps,
+    folded_mark,
+    previously_folded,
+)
 from app.budget.policy import (
     Budget,
     BudgetSettings,
@@ -61,12 +70,13 @@ from app.budget.policy import (
     plan_prune,
     plan_summary,
 )
+from app.budget.reasoning import DEFAULT_RULE, ReasoningRule
 from app.budget.recall import RECALL_PREFIX, RecallBlock
 from app.budget.summary import SummaryContent, has_lines, render_summary
 from app.budget.tokens import TokenCounter, content_text, count_message
 from app.budget.views import (
+    SET_ASIDE_HEADROOM,
     CapMemo,
-    SetAside,
     ViewReport,
     capped_tool_result,
     has_reasoning,
@@ -100,7 +110,8 @@ class PolicySettings:
     #: A slow summariser runs in jobs: below the prune threshold the prompt goes out without
     #: waiting, and a later assembly applies the summary.
     summarizes_in_background: bool = False
-    #: One tool result's cap in the prompt, as a share of the input budget (a session's
+    #: One step's tool results' cap in the prompt (shared among parallel results), as a
+    #: share of the input budget (a session's
     #: ``tool_result_share`` cap overrides it).
     tool_result_share: float = 0.25
     #: Images of completed turns' tool results that stay when room is needed, newest first.
@@ -203,6 +214,8 @@ class Snapshot:
     measure: Callable[[TokenCounter, ContextBlocks], FixedCost] = fixed_cost
     #: Capped tool results already cut (the runtime's); None cuts each time.
     capped: CapMemo | None = None
+    #: What completed turns' reasoning gets, by the model family's rule (app.budget.reasoning).
+    reasoning: ReasoningRule = DEFAULT_RULE
 
 
 # -- the first half: what to summarise ------------------------------------------------------------
@@ -370,6 +383,9 @@ def prompt_views(
     # What an earlier prompt of a long turn set aside stays aside (see ``decide``): shown as
     # its placeholder from here on, so that summary and prune see the prompt as it will be.
     already = previously_set_aside(snapshot.previous_fingerprint)
+    # Parallel results of one step share the cap: two results of 20k tokens in one step take
+    # one result's share of the budget, not two.
+    parallel = Counter(m.answers_seq for m, _ in counted if m.role == "tool")
     shown: list[tuple[Message, int]] = []
     capped = left_out = kept = kept_tokens = 0
     for message, tokens in counted:
@@ -382,7 +398,7 @@ def prompt_views(
         view, view_tokens, cut = capped_tool_result(
             message,
             tokens,
-            cap_tokens=cap_tokens,
+            cap_tokens=max(1, cap_tokens // max(1, parallel[message.answers_seq])),
             counter=counter,
             session_id=snapshot.session_id,
             memo=snapshot.capped,
@@ -392,33 +408,14 @@ def prompt_views(
         shown.append((view, view_tokens))
     usage = fixed.tokens + sum(tokens for _, tokens in shown)
     trigger = snapshot.settings.budget.summary_trigger_ratio * budget.input_budget
-    messages_cleared = parts_cleared = tokens_cleared = 0
-    cleared_before = previously_cleared(snapshot.previous_fingerprint)
-    cleared: set[int] = set()
-    # What earlier prompts cleared stays cleared, first; only then is the prompt judged
-    # against the trigger (counting that reasoning as still shown would clear the newest
-    # turn's every time), and over it, every completed turn's reasoning goes at once, so
-    # that the prompt changes once rather than a little every turn.
-    for again in (True, False):
-        over = usage - tokens_cleared > trigger
-        for index, (message, tokens) in enumerate(shown):
-            if message.turn_seq >= snapshot.turn_seq or message.seq in cleared:
-                continue
-            if not has_reasoning(message):
-                continue
-            if (message.seq in cleared_before) if again else over:
-                view, parts = without_reasoning(message)
-                view_tokens = count_message(counter, view.chat())
-                shown[index] = (view, view_tokens)
-                cleared.add(message.seq)
-                messages_cleared += 1
-                parts_cleared += parts
-                tokens_cleared += tokens - view_tokens
+    reasoning = _reasoning_views(snapshot, shown, usage=usage, trigger=trigger)
+    shown = reasoning.shown
+    tokens_cleared, not_counted = reasoning.tokens_cleared, reasoning.tokens_not_counted
     images = images_set_aside(
         shown,
         turn_seq=snapshot.turn_seq,
         keep=snapshot.settings.tool_images_kept,
-        excess=int(usage - tokens_cleared - trigger),
+        excess=int(usage - tokens_cleared - not_counted - trigger),
         already=previously_without_images(snapshot.previous_fingerprint),
         counter=counter,
     )
@@ -427,13 +424,78 @@ def prompt_views(
         tool_result_tokens_left_out=left_out,
         tool_results_kept_aside=kept,
         tool_result_tokens_kept_aside=kept_tokens,
-        reasoning_messages_cleared=messages_cleared,
-        reasoning_parts_cleared=parts_cleared,
+        reasoning_messages_cleared=reasoning.messages_cleared,
+        reasoning_parts_cleared=reasoning.parts_cleared,
         reasoning_tokens_cleared=tokens_cleared,
-        reasoning_cleared_seqs=frozenset(cleared),
+        reasoning_tokens_not_counted=not_counted,
+        reasoning_cleared_seqs=reasoning.cleared,
         images_set_aside=images.images,
         image_tokens_set_aside=images.tokens_freed,
         images_set_aside_seqs=images.seqs,
+    )
+
+
+@dataclass(frozen=True)
+class _ReasoningViews:
+    """Completed turns' reasoning as the prompt shows and counts it."""
+
+    shown: list[tuple[Message, int]]
+    cleared: frozenset[int]
+    messages_cleared: int
+    parts_cleared: int
+    tokens_cleared: int
+    tokens_not_counted: int
+
+
+def _reasoning_views(
+    snapshot: Snapshot, shown: Sequence[tuple[Message, int]], *, usage: int, trigger: float
+) -> _ReasoningViews:
+    """Each completed turn's reasoning by the model family's rule (app.budget.reasoning):
+    kept, cleared for room, shown uncounted, or dropped."""
+    counter = snapshot.counter
+    shown = list(shown)
+    messages_cleared = parts_cleared = tokens_cleared = not_counted = 0
+    cleared_before = previously_cleared(snapshot.previous_fingerprint)
+    cleared: set[int] = set()
+    uncounted: set[int] = set()
+    rule = snapshot.reasoning
+    # What earlier prompts cleared stays cleared, first (unless the provider needs it), and
+    # what the provider ignores or does not count is dealt with; only then is the prompt
+    # judged against the trigger (counting that reasoning as still shown would clear the
+    # newest turn's every time), and over it, every completed turn's reasoning the rule lets
+    # go goes at once, so that the prompt changes once rather than a little every turn.
+    for again in (True, False):
+        over = usage - tokens_cleared - not_counted > trigger
+        for index, (message, tokens) in enumerate(shown):
+            if message.turn_seq >= snapshot.turn_seq or message.seq in cleared | uncounted:
+                continue
+            if not has_reasoning(message):
+                continue
+            treatment = rule.treatment(made_tool_calls=bool(message.tool_calls))
+            earlier = message.seq in cleared_before
+            if treatment == "keep":
+                continue
+            view, parts = without_reasoning(message)
+            if treatment == "uncounted" and not earlier:
+                view_tokens = count_message(counter, view.chat())
+                shown[index] = (message, view_tokens)
+                uncounted.add(message.seq)
+                not_counted += tokens - view_tokens
+                continue
+            if (earlier or treatment == "drop") if again else over:
+                view_tokens = count_message(counter, view.chat())
+                shown[index] = (view, view_tokens)
+                cleared.add(message.seq)
+                messages_cleared += 1
+                parts_cleared += parts
+                tokens_cleared += tokens - view_tokens
+    return _ReasoningViews(
+        shown,
+        frozenset(cleared),
+        messages_cleared,
+        parts_cleared,
+        tokens_cleared,
+        not_counted,
     )
 
 
@@ -535,6 +597,9 @@ class Decision:
     stable_messages: int = 0
     #: Writes (accepted only).
     kept_ids: tuple[int, ...] = ()
+    #: Steps of a long turn shown as a note (app.budget.long_turns): still active, and the
+    #: note stands under the first one's id in ``kept_ids``.
+    folded_ids: tuple[int, ...] = ()
     #: Stored messages a finished job's summary covers, and that summary's id.
     applied_ids: tuple[int, ...] = ()
     applied_summary_id: int | None = None
@@ -561,27 +626,67 @@ def decide(
     summary: SummaryContent | SummaryFailure | None = None,
 ) -> Decision:
     """Finish the decision with what the summariser gave back (``plan.summarise``): its
-    content, or how it failed; None when the plan asked for no summary."""
+    content, or how it failed; None when the plan asked for no summary.
+
+    Six stages, in the policy's order, each a function of what the ones before it made:
+    take the summary in (or fall back), prune at 90 %, apply the block caps, let the open
+    turn's older steps give way (results set aside, then steps folded), let older history
+    and the summary give way when the turn still does not fit, and then either reject with
+    the figures or accept."""
+    summarised = _take_summary(plan, summary)
+    pruned = _prune(plan, summarised)
+    capped = _apply_caps(plan.snapshot, summarised, pruned)
+    long_turn = _long_turn(
+        plan.snapshot,
+        plan,
+        capped.history,
+        room=plan.snapshot.budget.input_budget - capped.fixed.tokens,
+    )
+    capped, long_turn = _make_room(plan.snapshot, capped, pruned, long_turn)
+    report = _report(plan, summarised, pruned, capped, long_turn)
+    if report.figures.final > plan.snapshot.budget.input_budget:
+        return _rejected(plan, capped, long_turn, report)
+    return _accepted(plan, summarised, pruned, capped, long_turn, report)
+
+
+# -- the stages of ``decide`` ---------------------------------------------------------------------
+
+
+FallbackCause = Literal["job", "error", "timeout", "contract"]
+
+
+@dataclass(frozen=True)
+class _Summarised:
+    """The blocks and the history once the summariser's answer is taken in."""
+
+    blocks: ContextBlocks
+    fixed: FixedCost
+    telemetry: dict[str, BlockTelemetry]
+    #: Seqs the new summary covers, or the fallback truncation left out.
+    left_out: frozenset[int]
+    new_summary: NewSummary | None
+    fallback_cause: FallbackCause | None
+
+    @property
+    def fallback(self) -> bool:
+        return self.fallback_cause is not None
+
+
+def _take_summary(plan: Plan, summary: SummaryContent | SummaryFailure | None) -> _Summarised:
+    """A summary that keeps its contract replaces what it covers and reshapes the blocks; a
+    failed one (or a failed job) falls back to truncation (seed 003 §9)."""
     snapshot = plan.snapshot
-    counter = snapshot.counter
-    budget = snapshot.budget
-    settings = snapshot.settings
-    latest = snapshot.latest_summary
-    history = plan.history
     blocks, fixed, telemetry = plan.blocks, plan.fixed, dict(plan.telemetry)
     left_out = set(plan.truncated)
-    fallback_cause: Literal["job", "error", "timeout", "contract"] | None = (
-        "job" if plan.job_failed else None
-    )
+    cause: FallbackCause | None = "job" if plan.job_failed else None
     new_summary: NewSummary | None = None
-
     work = plan.summarise
     if work is not None:
         eligible = plan.summary_plan.eligible
         if isinstance(summary, SummaryContent):
             new_summary = accept_summary(
                 summary,
-                counter=counter,
+                counter=snapshot.counter,
                 target_tokens=work.target_tokens,
                 sources=work.sources,
                 source_seqs=eligible,
@@ -590,155 +695,267 @@ def decide(
             left_out.update(eligible)
             blocks, shaped = shape_blocks(snapshot, new_summary.content)
             telemetry.update(shaped)
-            fixed = snapshot.measure(counter, blocks)
+            fixed = snapshot.measure(snapshot.counter, blocks)
         else:
-            cause = summary if isinstance(summary, str) else "contract"
-            fallback_cause = fallback_cause or cause
-            left_out.update(_truncate(snapshot, fixed, history, eligible))
-    fallback = fallback_cause is not None
+            cause = cause or (summary if isinstance(summary, str) else "contract")
+            left_out.update(_truncate(snapshot, fixed, plan.history, eligible))
+    return _Summarised(blocks, fixed, telemetry, frozenset(left_out), new_summary, cause)
 
-    remaining = [m for m in history if m.seq not in left_out]
-    in_force = new_summary.content if new_summary else (latest.content if latest else None)
+
+@dataclass(frozen=True)
+class _Pruned:
+    """The history after the 90 % prune."""
+
+    history: list[HistoryMessage]
+    plan: PrunePlan
+    #: Seqs left out for good: pruned, or truncated by a fallback.
+    seqs: frozenset[int]
+    #: The summary in force and the messages its facts point to.
+    in_force: SummaryContent | None
+    anchors: frozenset[int]
+
+
+def _prune(plan: Plan, summarised: _Summarised) -> _Pruned:
+    """Seed 003 §8: over 90 %, prune low-signal chatter oldest first, anchors kept."""
+    snapshot = plan.snapshot
+    latest = snapshot.latest_summary
+    remaining = [m for m in plan.history if m.seq not in summarised.left_out]
+    new = summarised.new_summary
+    in_force = new.content if new else (latest.content if latest else None)
     anchors = in_force.anchor_message_ids() if in_force else frozenset()
     prune = plan_prune(
-        budget=budget,
-        settings=settings.budget,
-        fixed_tokens=fixed.tokens,
+        budget=snapshot.budget,
+        settings=snapshot.settings.budget,
+        fixed_tokens=summarised.fixed.tokens,
         history=remaining,
         current_turn_seq=snapshot.turn_seq,
         anchor_message_ids=anchors,
-        summarised=new_summary is not None or bool(plan.applied),
+        summarised=new is not None or bool(plan.applied),
     )
-    pruned_seqs = set(prune.pruned)
-    if fallback:
+    seqs = set(prune.pruned)
+    if summarised.fallback:
         # Truncated messages are left out for good, as pruned ones are.
-        pruned_seqs |= left_out
-    final = [m for m in remaining if m.seq not in pruned_seqs]
-    history_before = history_tokens(m for m in final if m.turn_seq != snapshot.turn_seq)
-    over_cap = _over_caps(snapshot, final, fixed.tokens, anchors)
+        seqs |= summarised.left_out
+    history = [m for m in remaining if m.seq not in seqs]
+    return _Pruned(history, prune, frozenset(seqs), in_force, anchors)
+
+
+@dataclass(frozen=True)
+class _Capped:
+    """The prompt within the session's block caps."""
+
+    history: list[HistoryMessage]
+    blocks: ContextBlocks
+    fixed: FixedCost
+    telemetry: dict[str, BlockTelemetry]
+    #: Seqs the history (or total) cap left out of this prompt only.
+    over_cap: tuple[int, ...]
+    #: Completed turns' history tokens before the caps.
+    history_before: int
+    #: Seqs of completed turns left out of this prompt only so that the open turn fits, and
+    #: whether the summary and memory were squeezed for it.
+    made_room: tuple[int, ...] = ()
+    blocks_squeezed: bool = False
+
+
+def _apply_caps(snapshot: Snapshot, summarised: _Summarised, pruned: _Pruned) -> _Capped:
+    """The history cap leaves older messages out of this prompt only (they stay active, so a
+    later summary still reads them); under a total cap, summary then memory squeeze."""
+    blocks, fixed, telemetry = summarised.blocks, summarised.fixed, dict(summarised.telemetry)
+    history = pruned.history
+    history_before = history_tokens(m for m in history if m.turn_seq != snapshot.turn_seq)
+    over_cap = _over_caps(snapshot, history, fixed.tokens, pruned.anchors)
     if over_cap:
-        # Left out of this prompt only: they stay active, so a later summary still reads
-        # them (a cap is a shape for the prompt, not a decision about history).
-        final = [m for m in final if m.seq not in set(over_cap)]
-    caps = snapshot.blocks.caps
-    if caps.total is not None and fixed.tokens + history_tokens(final) > caps.total:
+        history = [m for m in history if m.seq not in set(over_cap)]
+    total_cap = snapshot.blocks.caps.total
+    if total_cap is not None and fixed.tokens + history_tokens(history) > total_cap:
         # History is down to its floor: squeeze the summary, then memory (seed 000 order).
-        room = caps.total - history_tokens(final) - (fixed.tokens - fixed.blocks[SUMMARY_BLOCK])
-        blocks, shaped = shape_blocks(snapshot, in_force, room=max(0, room))
+        room = total_cap - history_tokens(history) - (fixed.tokens - fixed.blocks[SUMMARY_BLOCK])
+        blocks, shaped = shape_blocks(snapshot, pruned.in_force, room=max(0, room))
         telemetry.update(shaped)
-        fixed = snapshot.measure(counter, blocks)
-    long_turn = _set_aside(snapshot, plan, final, room=budget.input_budget - fixed.tokens)
+        fixed = snapshot.measure(snapshot.counter, blocks)
+    return _Capped(history, blocks, fixed, telemetry, over_cap, history_before)
+
+
+@dataclass(frozen=True)
+class _Report:
+    """What every decision reports, accepted or not."""
+
+    figures: Figures
+    blocks: dict[str, int]
+    fields: dict[str, Any]
+
+
+def _report(
+    plan: Plan, summarised: _Summarised, pruned: _Pruned, capped: _Capped, long_turn: _LongTurn
+) -> _Report:
+    """The figures, the per-block tokens and the telemetry of the audit row."""
+    snapshot = plan.snapshot
     final = long_turn.history
-    final_tokens = fixed.tokens + history_tokens(final)
-    report_blocks = _report_blocks(fixed, final, snapshot.turn_seq)
+    blocks = _report_blocks(capped.fixed, final, snapshot.turn_seq)
     figures = Figures(
         before=plan.summary_plan.usage_before,
-        after_summary=prune.usage_after_summary,
-        after_prune=prune.usage_after_prune,
-        final=final_tokens,
+        after_summary=pruned.plan.usage_after_summary,
+        after_prune=pruned.plan.usage_after_prune,
+        final=capped.fixed.tokens + history_tokens(final),
     )
-    common: dict[str, Any] = {
-        "figures": figures,
-        "budget": budget,
-        "blocks": report_blocks,
-        "block_telemetry": {
-            **_telemetry(telemetry, report_blocks, history_before, len(over_cap)),
-            **plan.views.as_telemetry(),
-            "open_turn": {
-                "tool_results_set_aside": len(long_turn.seqs),
-                "tokens_set_aside": plan.views.tool_result_tokens_kept_aside
-                + long_turn.tokens_freed,
-            },
+    telemetry = {
+        **_telemetry(capped.telemetry, blocks, capped.history_before, len(capped.over_cap)),
+        **plan.views.as_telemetry(),
+        "open_turn": {
+            "tool_results_set_aside": len(long_turn.set_aside),
+            "tokens_set_aside": plan.views.tool_result_tokens_kept_aside + long_turn.tokens_freed,
+            "steps_folded": long_turn.steps_folded,
+            "messages_folded": len(long_turn.folded),
+            "tokens_folded": long_turn.tokens_folded,
+            "history_messages_left_out": len(capped.made_room),
+            "blocks_squeezed": capped.blocks_squeezed,
         },
+    }
+    fields: dict[str, Any] = {
+        "figures": figures,
+        "budget": snapshot.budget,
+        "blocks": blocks,
+        "block_telemetry": telemetry,
         "blocks_before": plan.blocks_before,
         "summary_triggered": plan.summary_plan.triggered,
         "summary_reason": plan.summary_plan.reason,
-        "summary_fallback": fallback,
-        "fallback_cause": fallback_cause,
-        "prune_triggered": prune.triggered,
+        "summary_fallback": summarised.fallback,
+        "fallback_cause": summarised.fallback_cause,
+        "prune_triggered": pruned.plan.triggered,
         "recounts": plan.recounts,
         "new_tokens": plan.new_tokens,
     }
-    if final_tokens > budget.input_budget:
-        return Decision(
-            accepted=False,
-            summary_queued=False,
-            rejection={
-                "estimated_input_tokens": final_tokens,
-                "input_budget": budget.input_budget,
-                "model_context_limit": budget.model_context_limit,
-                "calibration_ratio": snapshot.calibration_ratio,
-                "blocks": report_blocks,
-                "guidance": _guidance(snapshot, final, budget.input_budget - fixed.tokens),
-            },
-            **common,
-        )
+    return _Report(figures, blocks, fields)
 
-    head = system_message(blocks)
-    shown = long_turn.shown
-    messages = ([head] if head is not None else []) + [shown[m.seq].chat() for m in final]
-    fingerprint = mark_views(
-        prompt_fingerprint(head, [m.seq for m in final]),
-        long_turn.seqs,
-        plan.views.reasoning_cleared_seqs,
-        plan.views.images_set_aside_seqs,
+
+def _rejected(plan: Plan, capped: _Capped, long_turn: _LongTurn, report: _Report) -> Decision:
+    """Seed 003 §9: a prompt that cannot fit is refused with its figures and what to do."""
+    snapshot, budget = plan.snapshot, plan.snapshot.budget
+    return Decision(
+        accepted=False,
+        summary_queued=False,
+        rejection={
+            "estimated_input_tokens": report.figures.final,
+            "input_budget": budget.input_budget,
+            "model_context_limit": budget.model_context_limit,
+            "calibration_ratio": snapshot.calibration_ratio,
+            "blocks": report.blocks,
+            "guidance": _guidance(snapshot, long_turn, budget.input_budget - capped.fixed.tokens),
+        },
+        **report.fields,
     )
-    if snapshot.recall is not None:
-        # After the history, before the current turn: the prompt up to it is a prefix.
-        at = len(messages) - sum(1 for m in final if m.turn_seq == snapshot.turn_seq)
-        messages.insert(at, snapshot.recall.message())
-        fingerprint.insert(at, snapshot.recall.fingerprint())
-    previous_fingerprint = comparable_fingerprint(snapshot.previous_fingerprint)
-    changed_at = (
-        first_difference(previous_fingerprint, fingerprint)
-        if previous_fingerprint is not None
+
+
+def _accepted(
+    plan: Plan,
+    summarised: _Summarised,
+    pruned: _Pruned,
+    capped: _Capped,
+    long_turn: _LongTurn,
+    report: _Report,
+) -> Decision:
+    """The prompt in assembly order, its fingerprint against the previous one, and the
+    writes: what was kept, summarised, pruned, and the jobs."""
+    snapshot = plan.snapshot
+    final = long_turn.history
+    messages, fingerprint = _prompt(plan, capped, long_turn)
+    previous = comparable_fingerprint(snapshot.previous_fingerprint)
+    changed_at = first_difference(previous, fingerprint) if previous is not None else None
+    pruned_ids = tuple(plan.by_seq[seq].id for seq in sorted(pruned.seqs))
+    change_reason = (
+        _change_reason(plan, summarised, capped, long_turn, previous[changed_at], bool(pruned_ids))
+        if previous is not None and changed_at is not None
         else None
     )
-    pruned_ids = tuple(plan.by_seq[seq].id for seq in sorted(pruned_seqs))
-    change_reason: ChangeReason | None = None
-    if previous_fingerprint is not None and changed_at is not None:
-        change_reason = (
-            "summary"
-            if new_summary is not None or plan.applied
-            else "prune"
-            if pruned_ids
-            else "block_cap"
-            if over_cap
-            else "long_turn"
-            if long_turn.seqs - previously_set_aside(snapshot.previous_fingerprint)
-            else "reasoning"
-            if plan.views.reasoning_cleared_seqs - previously_cleared(snapshot.previous_fingerprint)
-            else "tool_images"
-            if plan.views.images_set_aside_seqs
-            - previously_without_images(snapshot.previous_fingerprint)
-            else "recall"
-            if previous_fingerprint[changed_at].startswith(RECALL_PREFIX)
-            else "session_edit"
-        )
-    pending_job = snapshot.pending_job_id
     stable_messages = 0
-    if previous_fingerprint is not None:
-        stable_messages = len(previous_fingerprint) if changed_at is None else changed_at
+    if previous is not None:
+        stable_messages = len(previous) if changed_at is None else changed_at
+    new_summary = summarised.new_summary
+    pending_job = snapshot.pending_job_id
+    latest = snapshot.latest_summary
     return Decision(
         accepted=True,
         summary_queued=plan.new_job is not None or (pending_job is not None and not new_summary),
         messages=tuple(messages),
         fingerprint=tuple(fingerprint),
-        prefix_kept=None if previous_fingerprint is None else changed_at is None,
+        prefix_kept=None if previous is None else changed_at is None,
         first_changed_index=changed_at,
         change_reason=change_reason,
         stable_messages=stable_messages,
         kept_ids=tuple(plan.by_seq[m.seq].id for m in final),
+        folded_ids=tuple(plan.by_seq[seq].id for seq in sorted(long_turn.folded)),
         applied_ids=tuple(m.id for m in plan.applied),
         applied_summary_id=latest.id if plan.applied and latest else None,
         new_summary=new_summary,
         pruned_ids=pruned_ids,
-        pruned_by_policy=bool(prune.pruned),
+        pruned_by_policy=bool(pruned.plan.pruned),
         new_job=plan.new_job,
         jobs_taken_in=tuple(job.id for job in snapshot.finished_jobs),
         superseded_job_id=pending_job if new_summary is not None else None,
-        **common,
+        **report.fields,
     )
+
+
+def _prompt(
+    plan: Plan, capped: _Capped, long_turn: _LongTurn
+) -> tuple[list[ChatMessage], list[str]]:
+    """The prompt in assembly order and its fingerprint, which remembers every view shown
+    (set aside, reasoning cleared, images aside) so that the next prompt keeps them."""
+    snapshot = plan.snapshot
+    final = long_turn.history
+    head = system_message(capped.blocks)
+    messages = ([head] if head is not None else []) + [long_turn.shown[m.seq].chat() for m in final]
+    fingerprint = mark_views(
+        prompt_fingerprint(head, [m.seq for m in final]),
+        long_turn.set_aside,
+        plan.views.reasoning_cleared_seqs,
+        plan.views.images_set_aside_seqs,
+    )
+    offset = len(fingerprint) - len(final)
+    for index, message in enumerate(final):
+        if message.seq in long_turn.folds:
+            fingerprint[offset + index] = folded_mark(*long_turn.folds[message.seq])
+    if snapshot.recall is not None:
+        # After the history, before the current turn: the prompt up to it is a prefix.
+        at = len(messages) - sum(1 for m in final if m.turn_seq == snapshot.turn_seq)
+        messages.insert(at, snapshot.recall.message())
+        fingerprint.insert(at, snapshot.recall.fingerprint())
+    return messages, fingerprint
+
+
+def _change_reason(
+    plan: Plan,
+    summarised: _Summarised,
+    capped: _Capped,
+    long_turn: _LongTurn,
+    first_changed: str,
+    pruned: bool,
+) -> ChangeReason:
+    """Why the prompt's prefix changed since the previous prompt: the first policy event
+    that explains it, in the policy's order."""
+    before = plan.snapshot.previous_fingerprint
+    views = plan.views
+    if summarised.new_summary is not None or plan.applied:
+        return "summary"
+    if pruned:
+        return "prune"
+    if capped.over_cap:
+        return "block_cap"
+    if (
+        long_turn.set_aside - previously_set_aside(before)
+        or set(long_turn.folds.values()) - set(previously_folded(before))
+        or capped.made_room
+        or capped.blocks_squeezed
+    ):
+        return "long_turn"
+    if views.reasoning_cleared_seqs - previously_cleared(before):
+        return "reasoning"
+    if views.images_set_aside_seqs - previously_without_images(before):
+        return "tool_images"
+    if first_changed.startswith(RECALL_PREFIX):
+        return "recall"
+    return "session_edit"
 
 
 # -- block shaping --------------------------------------------------------------------------------
@@ -856,36 +1073,145 @@ def _truncate(
     )
 
 
-def _set_aside(
+@dataclass(frozen=True)
+class _LongTurn:
+    """The history as the prompt shows it once the open turn's older steps gave way."""
+
+    history: list[HistoryMessage]
+    shown: Mapping[int, Any]
+    #: Tool results shown as placeholders, and the tokens that freed.
+    set_aside: frozenset[int]
+    tokens_freed: int
+    #: Notes by their seq, with the range of seqs each stands for; the messages they fold.
+    folds: Mapping[int, tuple[int, int]] = field(default_factory=dict)
+    folded: frozenset[int] = frozenset()
+    tokens_folded: int = 0
+
+    steps_folded: int = 0
+
+
+def _long_turn(
     snapshot: Snapshot, plan: Plan, final: list[HistoryMessage], *, room: int
-) -> SetAside:
-    """A long turn's older tool results set aside (app.budget.views) when the prompt would
-    not fit otherwise, or because the previous prompt of the turn already had them so."""
-    return set_aside_older_results(
-        final,
-        plan.by_seq,
+) -> _LongTurn:
+    """A long turn's older tool results set aside (app.budget.views), then its older steps
+    folded (app.budget.long_turns), when the prompt would not fit otherwise, or because an
+    earlier prompt already showed them so."""
+    latest = frozenset(m.seq for m in snapshot.new)
+    before = snapshot.previous_fingerprint
+
+    def fold(
+        history: Sequence[HistoryMessage],
+        shown: Mapping[int, Any],
+        already: Sequence[tuple[int, int]],
+        extend: bool,
+    ) -> Folded:
+        return fold_older_steps(
+            history,
+            shown,
+            current_turn_seq=snapshot.turn_seq,
+            latest_seqs=latest,
+            already=already,
+            extend=extend,
+            room=room,
+            note_bound=max(1, int(NOTE_SHARE * snapshot.budget.uncalibrated_input_budget)),
+            counter=snapshot.counter,
+            session_id=snapshot.session_id,
+        )
+
+    # What earlier prompts folded stays folded, as it was; then results are set aside; and
+    # only when that cannot free its share of the room (SET_ASIDE_HEADROOM) do more steps fold.
+    earlier = fold(final, plan.by_seq, previously_folded(before), extend=False)
+    aside = set_aside_older_results(
+        earlier.history,
+        earlier.shown,
         current_turn_seq=snapshot.turn_seq,
-        latest_seqs=frozenset(m.seq for m in snapshot.new),
-        already=previously_set_aside(snapshot.previous_fingerprint),
+        latest_seqs=latest,
+        already=previously_set_aside(before),
         room=room,
         counter=snapshot.counter,
     )
+    needed = history_tokens(earlier.history) > room
+    tight = history_tokens(aside.history) > room * (1 - SET_ASIDE_HEADROOM)
+    folded = Folded(aside.history, aside.shown, earlier.ranges, earlier.seqs, earlier.tokens_freed)
+    if needed and tight:
+        # Fold again from the steps themselves (with their results as set aside), so that
+        # the open turn's earlier notes and the steps folding now make one note.
+        notes = earlier.ranges
+        tokens = {m.seq: m.tokens for m in aside.history if m.seq not in notes}
+        steps = [replace(m, tokens=tokens.get(m.seq, m.tokens)) for m in final]
+        originals = {**aside.shown, **{seq: plan.by_seq[seq] for seq in notes}}
+        folded = fold(steps, originals, previously_folded(before), extend=True)
+    return _LongTurn(
+        history=folded.history,
+        shown=folded.shown,
+        set_aside=aside.seqs - folded.seqs,
+        tokens_freed=aside.tokens_freed,
+        folds=folded.ranges,
+        folded=folded.seqs,
+        tokens_folded=folded.tokens_freed,
+        steps_folded=sum(1 for seq in folded.seqs if plan.by_seq[seq].role == "assistant"),
+    )
 
 
-def _guidance(snapshot: Snapshot, final: Sequence[HistoryMessage], room: int) -> str:
-    """What to do about a prompt that cannot fit: what the open turn's newest input costs
-    against the room the blocks leave, once everything that can give way has."""
+def _make_room(
+    snapshot: Snapshot, capped: _Capped, pruned: _Pruned, long_turn: _LongTurn
+) -> tuple[_Capped, _LongTurn]:
+    """When the open turn, all its older steps folded, still does not fit: completed turns
+    leave this prompt (whole, oldest first; they stay active), then the summary and memory
+    squeeze into what is left. Nothing gives way while the prompt fits."""
+    budget = snapshot.budget.input_budget
+    history = long_turn.history
+    over = capped.fixed.tokens + history_tokens(history) - budget
+    if over <= 0:
+        return capped, long_turn
+    left_out: set[int] = set()
+    for turn_seq in sorted({m.turn_seq for m in history if m.turn_seq < snapshot.turn_seq}):
+        if over <= 0:
+            break
+        members = [m for m in history if m.turn_seq == turn_seq]
+        left_out.update(m.seq for m in members)
+        over -= history_tokens(members)
+    history = [m for m in history if m.seq not in left_out]
+    blocks, fixed, telemetry = capped.blocks, capped.fixed, capped.telemetry
+    squeezed = over > 0 and fixed.blocks[SUMMARY_BLOCK] + fixed.blocks[MEMORY_BLOCK] > 0
+    if squeezed:
+        room = budget - history_tokens(history) - (fixed.tokens - fixed.blocks[SUMMARY_BLOCK])
+        blocks, shaped = shape_blocks(snapshot, pruned.in_force, room=max(0, room))
+        telemetry = {**telemetry, **shaped}
+        fixed = snapshot.measure(snapshot.counter, blocks)
+    capped = replace(
+        capped,
+        history=history,
+        blocks=blocks,
+        fixed=fixed,
+        telemetry=telemetry,
+        made_room=tuple(sorted(left_out)),
+        blocks_squeezed=squeezed,
+    )
+    return capped, replace(long_turn, history=history)
+
+
+def _guidance(snapshot: Snapshot, long_turn: _LongTurn, room: int) -> str:
+    """What to do about a prompt that cannot fit: what the open turn's user message and its
+    newest step cost against the room the blocks leave, once everything that can give way
+    has (older steps folded, completed turns and the summary left out)."""
+    final, notes = long_turn.history, long_turn.folds
     new = {m.seq for m in snapshot.new}
     latest = history_tokens(m for m in final if m.seq in new)
     if snapshot.step == 0 or not latest:
         return OVERFLOW_GUIDANCE
-    rest = history_tokens(m for m in final if m.seq not in new)
+    user = history_tokens(
+        m
+        for m in final
+        if m.turn_seq == snapshot.turn_seq and m.role == "user" and m.seq not in notes
+    )
+    rest = history_tokens(m for m in final if m.seq not in new) - user
     return (
-        f"This step's tool calls and results need {latest} tokens, and the rest of the prompt "
-        f"(the user message, the turn's earlier steps with their results set aside, the "
-        f"kept history) {rest}, in the {room} tokens the system prompt and blocks leave. "
-        "Post this step again with shorter tool results, or complete the turn as failed and "
-        "start a new one."
+        f"This step's tool calls and results need {latest} tokens and the turn's user message "
+        f"{user}: {latest + user} of the {room} tokens the system prompt and blocks leave "
+        f"({rest} more for the notes of the turn's earlier steps and what is left of the "
+        "history, everything else having given way). Post this step again with shorter tool "
+        "calls or results, or complete the turn as failed and start a new one."
     )
 
 

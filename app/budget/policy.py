@@ -34,6 +34,11 @@ class BudgetSettings:
     mandatory_summary_turns: int = 8
     protected_window_turns: int = 4
     low_water_ratio: float = 0.50
+    #: Below the prune trigger, the 70 % trigger waits until what is eligible is at least
+    #: this share of the input budget: a summary rewrites the prompt from its start, so
+    #: summarising one turn at a time (the recent window alone over 70 %) would break the
+    #: provider's prefix cache at every turn.
+    summary_min_batch_ratio: float = 0.10
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,8 @@ def plan_summary(
     """Summarise eligible history at ≥ 70 % usage, or after N turns without a summary.
 
     Eligible means older than the protected window. With nothing eligible nothing triggers:
-    a summary of nothing would only cost a cache break.
+    a summary of nothing would only cost a cache break; below 90 %, neither does one of
+    less than ``summary_min_batch_ratio`` of the budget (summaries come in batches).
     """
     usage = fixed_tokens + history_tokens(history)
     reason: SummaryReason | None = None
@@ -142,8 +148,17 @@ def plan_summary(
     ):
         reason = "turn_count"
     first_protected = protected_from_turn(current_turn_seq, settings)
-    eligible = tuple(m.seq for m in history if m.turn_seq < first_protected)
+    eligible_messages = [m for m in history if m.turn_seq < first_protected]
+    eligible = tuple(m.seq for m in eligible_messages)
     if reason is None or not eligible:
+        return SummaryPlan(usage, False, None, ())
+    batch = settings.summary_min_batch_ratio * budget.input_budget
+    if (
+        reason == "threshold"
+        and not _at_least(usage, budget, settings.prune_trigger_ratio)
+        and history_tokens(eligible_messages) < batch
+    ):
+        # Fits as it is, and too little to fold: wait for a batch worth a cache break.
         return SummaryPlan(usage, False, None, ())
     return SummaryPlan(usage, True, reason, eligible)
 

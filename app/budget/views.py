@@ -82,6 +82,8 @@ class ViewReport:
     reasoning_messages_cleared: int = 0
     reasoning_parts_cleared: int = 0
     reasoning_tokens_cleared: int = 0
+    #: Completed turns' reasoning shown but not counted: the provider strips it first.
+    reasoning_tokens_not_counted: int = 0
     #: The messages shown without their reasoning.
     reasoning_cleared_seqs: frozenset[int] = frozenset()
     #: Images of completed turns' tool results shown as placeholders, and their tokens.
@@ -99,6 +101,7 @@ class ViewReport:
                 "messages_cleared": self.reasoning_messages_cleared,
                 "parts_cleared": self.reasoning_parts_cleared,
                 "tokens_cleared": self.reasoning_tokens_cleared,
+                "tokens_not_counted": self.reasoning_tokens_not_counted,
             },
             "tool_images": {
                 "images_set_aside": self.images_set_aside,
@@ -294,6 +297,8 @@ def has_reasoning(message: Viewed) -> bool:
 
 # -- long turns ----------------------------------------------------------------------------------
 
+#: The share of the room a long turn's setting aside leaves free for the steps that follow.
+SET_ASIDE_HEADROOM = 0.4
 #: A fingerprint entry of a message shown as a set-aside placeholder ("q:<seq>" when whole).
 SET_ASIDE_PREFIX = "p:"
 #: A fingerprint entry of a message shown without its reasoning.
@@ -393,10 +398,15 @@ def set_aside_older_results(
 ) -> SetAside:
     """Set aside what the previous prompt set aside (a completed turn's too), then the open
     turn's older tool results, oldest first: every one up to the furthest the previous prompt
-    set aside, then more while the history exceeds ``room``. The latest step
+    set aside, then, when the history exceeds ``room``, more until a quarter of it is free
+    (in batches, so the boundary moves rarely). The latest step
     (``latest_seqs``) and everything not a tool result stay whole."""
     boundary = max(already, default=0)
     total = sum(m.tokens for m in history)
+    # Once results must give way, they do so until a quarter of the room is free, so that
+    # the next steps fit without moving the boundary again (each move rewrites the prompt
+    # from there on, and the provider's prefix cache with it).
+    target = room if total <= room else int(room * (1 - SET_ASIDE_HEADROOM))
     result = list(history)
     views: dict[int, Any] = dict(shown)
     seqs: set[int] = set()
@@ -405,7 +415,7 @@ def set_aside_older_results(
         if message.role != "tool" or message.seq in latest_seqs:
             continue
         if message.seq not in already and (
-            message.turn_seq != current_turn_seq or (message.seq > boundary and total <= room)
+            message.turn_seq != current_turn_seq or (message.seq > boundary and total <= target)
         ):
             continue
         original = shown[message.seq]

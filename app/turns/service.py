@@ -40,6 +40,7 @@ from app.budget.decision import (
     plan_assembly,
 )
 from app.budget.openai_format import to_openai
+from app.budget.reasoning import reasoning_rule
 from app.budget.recall import (
     RecallBlock,
     RecallHit,
@@ -443,6 +444,7 @@ class TurnService:
             recall=recall,
             measure=with_recall(self.runtime.fixed_costs, recall),
             capped=self.runtime.capped_results,
+            reasoning=reasoning_rule(resolved.spec.family),
         )
 
     # -- read, decide, write --------------------------------------------------------------------

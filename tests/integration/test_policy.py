@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -157,17 +158,18 @@ async def test_step_that_cannot_fit_is_rejected_and_the_turn_stays_usable(
     sid = session["id"]
     turn = await start_turn(client, sid, "Fetch the logs.")
 
-    # Six results, each within its cap (a quarter of the budget), together over the budget.
-    calls = [f"part{i}" for i in range(6)]
+    # Results share one cap, but a call's own arguments are never cut: a file the model
+    # writes in one call can be over the budget alone.
+    arguments = json.dumps({"path": "logs.txt", "content": words(7000)})
     response = await client.post(
         f"/v1/sessions/{sid}/turns/{turn['turn_id']}/steps",
         json={
             "assistant": {
                 "tool_calls": [
-                    {"id": call, "function": {"name": "logs", "arguments": "{}"}} for call in calls
+                    {"id": "write", "function": {"name": "write_file", "arguments": arguments}}
                 ]
             },
-            "tool_results": [{"tool_call_id": call, "content": words(1200)} for call in calls],
+            "tool_results": [{"tool_call_id": "write", "content": "written"}],
         },
     )
 

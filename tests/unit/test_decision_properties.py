@@ -209,12 +209,17 @@ def check(snapshot: Snapshot, decision: Decision) -> None:
         assert system is not None
         assert layer in system["content"]
     kept = set(decision.kept_ids)
+    folded = set(decision.folded_ids)
     current = [m for m in (*snapshot.stored, *snapshot.new) if m.turn_seq == snapshot.turn_seq]
-    assert {m.id for m in current} <= kept
+    # The current turn is whole, but for older steps of a long turn folded into a note; the
+    # user's message and the latest step never fold.
+    assert {m.id for m in current} <= kept | folded
+    assert not {m.id for m in snapshot.new} & folded
+    assert not {m.id for m in current if m.role == "user"} & folded
     # The current turn's reasoning goes out exactly as it came.
     shown = dict(zip(decision.kept_ids, decision.messages[system is not None :], strict=True))
     for message in current:
-        if message.role == "assistant":
+        if message.role == "assistant" and message.id not in folded:
             assert shown[message.id]["content"] == message.content
     # Order: the kept messages in the order they were said.
     seq_of = {m.id: m.seq for m in (*snapshot.stored, *snapshot.new)}
@@ -291,6 +296,10 @@ def test_between_two_policy_events_the_prompt_only_grows_at_its_end(data: st.Dat
         != first.block_telemetry["reasoning"]["messages_cleared"]
         or second.block_telemetry["open_turn"]["tool_results_set_aside"]
         != first.block_telemetry["open_turn"]["tool_results_set_aside"]
+        or second.block_telemetry["open_turn"]["messages_folded"]
+        != first.block_telemetry["open_turn"]["messages_folded"]
+        or second.block_telemetry["open_turn"]["history_messages_left_out"]
+        or second.block_telemetry["open_turn"]["blocks_squeezed"]
         or any(
             second.block_telemetry[name]["lines_removed"]
             != first.block_telemetry.get(name, {}).get("lines_removed")

@@ -197,12 +197,14 @@ def test_summary_threshold_with_the_real_8192_budget() -> None:
     for turn in range(1, 6):
         builder.turn(turn)
     builder.turn(6, answer=None)
+    every_turn = BudgetSettings(summary_min_batch_ratio=0)
     # 0.70 * 5530 = 3871 exactly.
-    assert summary_plan(usage=3871, budget=budget, history=builder.messages)[:2] == (
-        True,
-        "threshold",
-    )
-    assert summary_plan(usage=3870, budget=budget, history=builder.messages)[:2] == (False, None)
+    assert summary_plan(usage=3871, budget=budget, history=builder.messages, settings=every_turn)[
+        :2
+    ] == (True, "threshold")
+    assert summary_plan(usage=3870, budget=budget, history=builder.messages, settings=every_turn)[
+        :2
+    ] == (False, None)
 
 
 def test_summary_threshold_ratio_comes_from_settings() -> None:
@@ -253,8 +255,38 @@ def test_window_counts_the_current_turn() -> None:
         builder.turn(turn)
     builder.turn(5, answer=None)
     # Current turn 5, window 4 -> turns 2..5 protected, only turn 1 (seqs 0, 1) eligible.
-    plan = summary_plan(usage=15_000, history=builder.messages, current_turn=5)
+    plan = summary_plan(
+        usage=15_000,
+        history=builder.messages,
+        current_turn=5,
+        settings=BudgetSettings(summary_min_batch_ratio=0),
+    )
     assert plan[:3] == (True, "threshold", (0, 1))
+
+
+def test_below_the_prune_trigger_a_summary_waits_for_a_batch_worth_its_cache_break() -> None:
+    budget = compute_budget(model_context_limit=8192, max_output_tokens=2048, settings=DEFAULTS)
+    builder = SessionBuilder()
+    for turn in range(1, 6):
+        builder.turn(turn)
+    builder.turn(6, answer=None)
+    eligible_tokens = sum(m.tokens for m in builder.messages if m.turn_seq < 2)
+    assert eligible_tokens < DEFAULTS.summary_min_batch_ratio * budget.input_budget
+
+    # Over 70 % with one small turn eligible: the prompt fits, the summary waits.
+    assert summary_plan(usage=4000, budget=budget, history=builder.messages)[:2] == (False, None)
+    # Over 90 %: room is needed now, whatever the batch.
+    assert summary_plan(usage=5000, budget=budget, history=builder.messages)[:2] == (
+        True,
+        "threshold",
+    )
+    # A batch worth it (a share of 0 here) goes at 70 %.
+    assert summary_plan(
+        usage=4000,
+        budget=budget,
+        history=builder.messages,
+        settings=BudgetSettings(summary_min_batch_ratio=0.0),
+    )[:2] == (True, "threshold")
 
 
 def test_eligible_range_follows_the_window_setting() -> None:

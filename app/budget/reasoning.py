@@ -1,0 +1,79 @@
+"""What each provider does with an earlier turn's reasoning, and so what the prompt does.
+
+A rule per model family (``ModelSpec.family``), each from the provider's own documentation.
+Two kinds of assistant message are told apart, because DeepSeek tells them apart: one that
+made tool calls, and one that answered (a completed turn's last message). The open turn's
+reasoning is never touched: every provider requires it back whole while the turn uses tools.
+
+What a completed turn's reasoning gets:
+
+- ``keep``: shown and counted in every prompt; it never leaves (the provider refuses a
+  request without it).
+- ``clear_for_room``: shown and counted until the prompt passes the summary trigger; then
+  every completed turn's reasoning leaves at once, and stays out (the fingerprint remembers).
+- ``uncounted``: shown as it came but counted as nothing: the provider strips it before it
+  counts the context window, so clearing it would free no room and only break the cache.
+- ``drop``: never shown: the provider ignores it, so it would only cost bytes.
+
+The table (docs/reasoning.md has it with the quotes):
+
+========== ===================== ================= ============================================
+family     calls' reasoning      answers' reasoning source
+========== ===================== ================= ============================================
+anthropic  uncounted             uncounted         Anthropic, "Context windows", extended thinking
+deepseek   keep                  drop              DeepSeek, "Thinking Mode", tool calls
+openai     clear_for_room        clear_for_room    OpenAI, "Reasoning models", managing context
+other      clear_for_room        clear_for_room    no rule published: the safe default
+========== ===================== ================= ============================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Treatment = Literal["keep", "clear_for_room", "uncounted", "drop"]
+
+ANTHROPIC_SOURCE = (
+    "https://docs.anthropic.com/en/docs/build-with-claude/context-windows "
+    "(extended thinking: previous turns' thinking and redacted_thinking blocks are stripped "
+    "from the context window calculation; the current tool-use turn's must be sent back)"
+)
+DEEPSEEK_SOURCE = (
+    "https://api-docs.deepseek.com/guides/thinking_mode (between two user messages, an "
+    "assistant that made tool calls must have its reasoning_content passed back in all "
+    "later requests, else 400; without tool calls it is ignored)"
+)
+OPENAI_SOURCE = (
+    "https://platform.openai.com/docs/guides/reasoning (reasoning tokens are discarded "
+    "from the context after each turn; reasoning items must be sent back only between a "
+    "function call and the last user message)"
+)
+
+
+@dataclass(frozen=True)
+class ReasoningRule:
+    """What a completed turn's reasoning gets in a prompt, by kind of assistant message."""
+
+    family: str
+    calls: Treatment
+    answers: Treatment
+    source: str
+
+    def treatment(self, *, made_tool_calls: bool) -> Treatment:
+        return self.calls if made_tool_calls else self.answers
+
+
+DEFAULT_RULE = ReasoningRule(
+    "other", "clear_for_room", "clear_for_room", "no provider rule known; cleared for room"
+)
+RULES: dict[str, ReasoningRule] = {
+    "anthropic": ReasoningRule("anthropic", "uncounted", "uncounted", ANTHROPIC_SOURCE),
+    "deepseek": ReasoningRule("deepseek", "keep", "drop", DEEPSEEK_SOURCE),
+    "openai": ReasoningRule("openai", "clear_for_room", "clear_for_room", OPENAI_SOURCE),
+}
+
+
+def reasoning_rule(family: str) -> ReasoningRule:
+    """The rule of a model family; families with no published rule get the default."""
+    return RULES.get(family, DEFAULT_RULE)

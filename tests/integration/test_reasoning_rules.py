@@ -1,0 +1,127 @@
+"""Each provider's rule for an earlier turn's reasoning (app/budget/reasoning.py), through
+the app with a tool-using agent's traffic: DeepSeek keeps a tool-calling message's
+reasoning_content in every later prompt (an empty one as ""), and drops an answer's, which it
+ignores; Claude's earlier thinking stays as it came and is counted as nothing, since the API
+strips it before counting the context window; OpenAI's is cleared when room is needed."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import httpx
+
+from app.budget.anthropic import AnthropicPrompt, anthropic_problems
+from app.budget.assembly import chat_problems
+from tests.agent_traffic import agent_step
+from tests.support import audit_rows, complete_turn, create_session, start_turn, words
+
+TURNS = 40
+
+
+def reasoning_of(rng: random.Random) -> str:
+    """What deepseek-reasoner thinks before a call: now and then nothing at all."""
+    return "" if rng.random() < 0.2 else words(rng.randint(30, 200), rng.randint(0, 7))
+
+
+async def test_a_deepseek_agent_keeps_every_tool_calling_reasoning_in_every_prompt(
+    client: httpx.AsyncClient,
+) -> None:
+    rng = random.Random(31)
+    session = await create_session(
+        client, model="deepseek-reasoner", context_limit=16_000, max_output_tokens=2048
+    )
+    sid, budget = session["id"], session["budget"]["input_budget"]
+    reasoning: dict[str, str] = {}  # by the first call id of the message
+    prompts = 0
+    for number in range(TURNS):
+        turn_id = (await start_turn(client, sid, f"Ticket {number}: " + words(40, number)))[
+            "turn_id"
+        ]
+        for _ in range(rng.randint(1, 3)):
+            sent = agent_step(rng, huge=False)
+            thought = reasoning_of(rng)
+            sent.body["assistant"]["reasoning_content"] = thought
+            reasoning[sent.call_ids[0]] = thought
+            response = await client.post(
+                f"/v1/sessions/{sid}/turns/{turn_id}/steps", json=sent.body
+            )
+            assert response.status_code == 200, response.text
+            prompt = response.json()
+            prompts += 1
+            assert prompt["budget"]["estimated_input_tokens"] <= budget
+            assert chat_problems(prompt["messages"]) == []
+            for message in prompt["messages"]:
+                if message["role"] != "assistant":
+                    continue
+                if message.get("tool_calls"):
+                    # DeepSeek answers 400 "Missing reasoning_content field" otherwise.
+                    first = message["tool_calls"][0]["id"]
+                    assert message.get("reasoning_content") == reasoning[first], first
+                else:
+                    assert "reasoning_content" not in message
+        response = await client.post(
+            f"/v1/sessions/{sid}/turns/{turn_id}/complete",
+            json={"assistant": {"content": "Done.", "reasoning_content": words(80, number)}},
+        )
+        assert response.status_code == 200, response.text
+
+    rows = await audit_rows(client, sid)
+    assert prompts > 60
+    # The session was under pressure: summaries or prunes happened, and still no prompt
+    # lost a tool-calling message's reasoning.
+    assert any(row["summary_triggered"] for row in rows)
+    assert not any(row["overflow_rejected"] for row in rows)
+    assert "" in reasoning.values()
+
+
+async def test_claude_keeps_earlier_thinking_as_it_came_and_does_not_count_it(
+    client: httpx.AsyncClient,
+) -> None:
+    rng = random.Random(32)
+    session = await create_session(
+        client, model="claude-sonnet-4-5", context_limit=16_000, max_output_tokens=2048
+    )
+    sid = session["id"]
+    first_thinking: dict[str, Any] = {}
+    for number in range(12):
+        turn_id = (await start_turn(client, sid, f"Ticket {number}: " + words(40, number)))[
+            "turn_id"
+        ]
+        sent = agent_step(rng, thinking=True, huge=False)
+        if number == 0:
+            first_thinking = sent.body["assistant"]["content"][0]
+        response = await client.post(
+            f"/v1/sessions/{sid}/turns/{turn_id}/steps", json={**sent.body, "format": "anthropic"}
+        )
+        assert response.status_code == 200, response.text
+        prompt = response.json()
+        assert anthropic_problems(AnthropicPrompt(prompt["system"], prompt["messages"])) == []
+        await complete_turn(client, sid, turn_id, "Done.")
+
+    shown = [b for m in prompt["messages"] for b in m["content"] if b["type"] == "thinking"]
+    rows = await audit_rows(client, sid)
+    reasoning = rows[-1]["block_telemetry"]["reasoning"]
+    if first_thinking in shown:
+        # Still in the prompt, byte for byte, and counted as nothing.
+        assert reasoning["tokens_not_counted"] > 0
+    assert reasoning["messages_cleared"] == 0
+    assert not any(row["change_reason"] == "reasoning" for row in rows)
+    assert len(shown) > 1
+
+
+async def test_an_openai_model_clears_earlier_reasoning_when_room_is_needed(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client, model="gpt-4")
+    sid = session["id"]
+    for number in range(8):
+        turn_id = (await start_turn(client, sid, f"Ticket {number}: " + words(300, number)))[
+            "turn_id"
+        ]
+        await client.post(
+            f"/v1/sessions/{sid}/turns/{turn_id}/complete",
+            json={"assistant": {"content": "Done.", "reasoning_content": words(200, number)}},
+        )
+    rows = await audit_rows(client, sid)
+    assert any(row["block_telemetry"]["reasoning"]["messages_cleared"] for row in rows)
