@@ -459,6 +459,13 @@ def _reasoning_views(
     cleared: set[int] = set()
     uncounted: set[int] = set()
     rule = snapshot.reasoning
+    # Without a clear_thinking strategy the API keeps the last assistant turn's thinking
+    # (Anthropic, "Context editing", thinking block clearing: the default keeps one turn):
+    # the newest completed turn's reasoning is counted even where the rest is not.
+    newest_completed = max(
+        (m.turn_seq for m, _ in shown if m.turn_seq < snapshot.turn_seq and has_reasoning(m)),
+        default=None,
+    )
     # What earlier prompts cleared stays cleared, first (unless the provider needs it), and
     # what the provider ignores or does not count is dealt with; only then is the prompt
     # judged against the trigger (counting that reasoning as still shown would clear the
@@ -476,6 +483,8 @@ def _reasoning_views(
             if treatment == "keep":
                 continue
             view, parts = without_reasoning(message)
+            if treatment == "uncounted" and message.turn_seq == newest_completed:
+                continue
             if treatment == "uncounted" and not earlier:
                 view_tokens = count_message(counter, view.chat())
                 shown[index] = (message, view_tokens)

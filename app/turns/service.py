@@ -444,7 +444,7 @@ class TurnService:
             recall=recall,
             measure=with_recall(self.runtime.fixed_costs, recall),
             capped=self.runtime.capped_results,
-            reasoning=reasoning_rule(resolved.spec.family),
+            reasoning=reasoning_rule(resolved.spec.family, resolved.spec.name),
         )
 
     # -- read, decide, write --------------------------------------------------------------------

@@ -110,6 +110,41 @@ async def test_claude_keeps_earlier_thinking_as_it_came_and_does_not_count_it(
     assert len(shown) > 1
 
 
+async def test_a_claude_that_keeps_earlier_thinking_has_it_counted_and_never_cleared(
+    client: httpx.AsyncClient,
+) -> None:
+    # Claude Opus 4.5 and later keep every earlier thinking block in the model's context:
+    # counted as nothing, a prompt would pass the window.
+    rng = random.Random(33)
+    session = await create_session(
+        client, model="claude-opus-4-5", context_limit=16_000, max_output_tokens=2048
+    )
+    sid = session["id"]
+    sent_thinking = []
+    for number in range(6):
+        turn_id = (await start_turn(client, sid, f"Ticket {number}: " + words(40, number)))[
+            "turn_id"
+        ]
+        sent = agent_step(rng, thinking=True, huge=False)
+        sent_thinking.append(sent.body["assistant"]["content"][0])
+        response = await client.post(
+            f"/v1/sessions/{sid}/turns/{turn_id}/steps", json={**sent.body, "format": "anthropic"}
+        )
+        assert response.status_code == 200, response.text
+        prompt = response.json()
+        assert anthropic_problems(AnthropicPrompt(prompt["system"], prompt["messages"])) == []
+        await complete_turn(client, sid, turn_id, "Done.")
+
+    shown = [b for m in prompt["messages"] for b in m["content"] if b["type"] == "thinking"]
+    # Older turns may have been pruned whole; every turn still shown has its thinking.
+    assert len(shown) >= 2
+    assert shown == sent_thinking[-len(shown) :]
+    rows = await audit_rows(client, sid)
+    reasoning = rows[-1]["block_telemetry"]["reasoning"]
+    assert reasoning["tokens_not_counted"] == 0
+    assert reasoning["messages_cleared"] == 0
+
+
 async def test_an_openai_model_clears_earlier_reasoning_when_room_is_needed(
     client: httpx.AsyncClient,
 ) -> None:
