@@ -243,8 +243,7 @@ def _items(rng: random.Random) -> list[Item]:
             [
                 (
                     "user",
-                    f"The bastion host for the {service[1]} cluster is "
-                    f"bastion-{port % 97}.{host}",
+                    f"The bastion host for the {service[1]} cluster is bastion-{port % 97}.{host}",
                 ),
                 (
                     "user",
@@ -254,7 +253,10 @@ def _items(rng: random.Random) -> list[Item]:
             ],
             [f"bastion-{port % 97}.{host}", f"ops-{first[2].lower()}"],
             shared=f"How do I log in to the {service[1]} bastion host?",
-            none="What machine and account should someone use to reach the jump box of that group of machines?",
+            none=(
+                "What machine and account should someone use to reach the jump box of "
+                "that group of machines?"
+            ),
             earlier_question=f"what's the bastion for {service[1]}?",
             mention=f"The {service[1]} bastion host was slow again this morning.",
         ),
@@ -515,7 +517,9 @@ def score(answers: list[dict[str, Any]], form: str) -> dict[str, Any]:
     }
 
 
-async def run(seeds: tuple[int, ...], server_url: str | None, *, embeddings: bool) -> dict[str, Any]:
+async def run(
+    seeds: tuple[int, ...], server_url: str | None, *, embeddings: bool
+) -> dict[str, Any]:
     results: dict[str, Any] = {"seeds": seeds, "answers": {}, "latencies": {"off": [], "on": []}}
     answers: dict[str, list[dict[str, Any]]] = {"off": [], "on": [], "embeddings": []}
     with ExitStack() as sync_stack:

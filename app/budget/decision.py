@@ -24,7 +24,7 @@ caches), so the same snapshot always gives the same decision.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.budget.assembly import (
@@ -61,7 +61,7 @@ from app.budget.policy import (
     plan_prune,
     plan_summary,
 )
-from app.budget.recall import RECALL_PREFIX, RecallBlock
+from app.budget.recall import RECALL_BLOCK, RECALL_PREFIX, RecallBlock
 from app.budget.summary import SummaryContent, has_lines, render_summary
 from app.budget.tokens import TokenCounter, content_text, count_message
 from app.budget.views import (
@@ -193,9 +193,6 @@ class Snapshot:
     pending_job_id: int | None = None
     calibration_ratio: float = 1.0
     estimator_fallback: bool = False
-    #: What the session recalls for this turn (app.budget.recall), shown just before it;
-    #: ``measure`` already books its tokens.
-    recall: RecallBlock | None = None
     #: Named in a capped tool result's marker, where the whole result is read.
     session_id: str = ""
     #: Exact tokens of the blocks; the runtime passes a remembering one (its cache is keyed
@@ -549,6 +546,13 @@ class Decision:
     recounts: tuple[tuple[int, int], ...] = ()
     new_tokens: tuple[int, ...] = ()
     rejection: Mapping[str, Any] | None = None
+    #: What changed the prompt by the policy's own doing (summary, prune, caps, views), if
+    #: anything: the reason given when its prefix changed, unless only recall changed it.
+    policy_change: ChangeReason | None = None
+    #: Messages of the current turn at the prompt's end (the recall block goes before them).
+    current_messages: int = 0
+    #: The recall block the prompt shows (``with_recall``), just before the current turn.
+    recall: RecallBlock | None = None
 
     @property
     def summarised_ids(self) -> tuple[int, ...]:
@@ -683,51 +687,32 @@ def decide(
         plan.views.reasoning_cleared_seqs,
         plan.views.images_set_aside_seqs,
     )
-    if snapshot.recall is not None:
-        # After the history, before the current turn: the prompt up to it is a prefix.
-        at = len(messages) - sum(1 for m in final if m.turn_seq == snapshot.turn_seq)
-        messages.insert(at, snapshot.recall.message())
-        fingerprint.insert(at, snapshot.recall.fingerprint())
-    previous_fingerprint = comparable_fingerprint(snapshot.previous_fingerprint)
-    changed_at = (
-        first_difference(previous_fingerprint, fingerprint)
-        if previous_fingerprint is not None
+    pruned_ids = tuple(plan.by_seq[seq].id for seq in sorted(pruned_seqs))
+    policy_change: ChangeReason | None = (
+        "summary"
+        if new_summary is not None or plan.applied
+        else "prune"
+        if pruned_ids
+        else "block_cap"
+        if over_cap
+        else "long_turn"
+        if long_turn.seqs - previously_set_aside(snapshot.previous_fingerprint)
+        else "reasoning"
+        if plan.views.reasoning_cleared_seqs - previously_cleared(snapshot.previous_fingerprint)
+        else "tool_images"
+        if plan.views.images_set_aside_seqs
+        - previously_without_images(snapshot.previous_fingerprint)
         else None
     )
-    pruned_ids = tuple(plan.by_seq[seq].id for seq in sorted(pruned_seqs))
-    change_reason: ChangeReason | None = None
-    if previous_fingerprint is not None and changed_at is not None:
-        change_reason = (
-            "summary"
-            if new_summary is not None or plan.applied
-            else "prune"
-            if pruned_ids
-            else "block_cap"
-            if over_cap
-            else "long_turn"
-            if long_turn.seqs - previously_set_aside(snapshot.previous_fingerprint)
-            else "reasoning"
-            if plan.views.reasoning_cleared_seqs - previously_cleared(snapshot.previous_fingerprint)
-            else "tool_images"
-            if plan.views.images_set_aside_seqs
-            - previously_without_images(snapshot.previous_fingerprint)
-            else "recall"
-            if previous_fingerprint[changed_at].startswith(RECALL_PREFIX)
-            else "session_edit"
-        )
     pending_job = snapshot.pending_job_id
-    stable_messages = 0
-    if previous_fingerprint is not None:
-        stable_messages = len(previous_fingerprint) if changed_at is None else changed_at
     return Decision(
         accepted=True,
         summary_queued=plan.new_job is not None or (pending_job is not None and not new_summary),
         messages=tuple(messages),
         fingerprint=tuple(fingerprint),
-        prefix_kept=None if previous_fingerprint is None else changed_at is None,
-        first_changed_index=changed_at,
-        change_reason=change_reason,
-        stable_messages=stable_messages,
+        **_prefix_verdict(snapshot.previous_fingerprint, fingerprint, policy_change),
+        policy_change=policy_change,
+        current_messages=sum(1 for m in final if m.turn_seq == snapshot.turn_seq),
         kept_ids=tuple(plan.by_seq[m.seq].id for m in final),
         applied_ids=tuple(m.id for m in plan.applied),
         applied_summary_id=latest.id if plan.applied and latest else None,
@@ -738,6 +723,62 @@ def decide(
         jobs_taken_in=tuple(job.id for job in snapshot.finished_jobs),
         superseded_job_id=pending_job if new_summary is not None else None,
         **common,
+    )
+
+
+def _prefix_verdict(
+    previous: Sequence[str] | None, fingerprint: Sequence[str], policy_change: ChangeReason | None
+) -> dict[str, Any]:
+    """Whether the prompt starts with the previous one, where it first differs and why:
+    the policy's change if it made one, else the recall block if that is where it differs,
+    else an edit of the session."""
+    previous_fingerprint = comparable_fingerprint(previous)
+    if previous_fingerprint is None:
+        return {
+            "prefix_kept": None,
+            "first_changed_index": None,
+            "change_reason": None,
+            "stable_messages": 0,
+        }
+    changed_at = first_difference(previous_fingerprint, list(fingerprint))
+    reason: ChangeReason | None = None
+    if changed_at is not None:
+        reason = policy_change or (
+            "recall"
+            if any(
+                len(entries) > changed_at and entries[changed_at].startswith(RECALL_PREFIX)
+                for entries in (previous_fingerprint, fingerprint)
+            )
+            else "session_edit"
+        )
+    return {
+        "prefix_kept": changed_at is None,
+        "first_changed_index": changed_at,
+        "change_reason": reason,
+        "stable_messages": len(previous_fingerprint) if changed_at is None else changed_at,
+    }
+
+
+def with_recall(
+    decision: Decision, recall: RecallBlock, previous: Sequence[str] | None
+) -> Decision:
+    """An accepted decision's prompt with ``recall`` shown after the history, just before the
+    current turn (so the prompt up to it is the previous prompt's prefix), its tokens booked
+    as the ``recall`` block. The caller has checked that it fits."""
+    at = len(decision.messages) - decision.current_messages
+    messages = [*decision.messages]
+    messages.insert(at, recall.message())
+    fingerprint = [*decision.fingerprint]
+    fingerprint.insert(at, recall.fingerprint())
+    figures = decision.figures
+    return replace(
+        decision,
+        messages=tuple(messages),
+        fingerprint=tuple(fingerprint),
+        figures=replace(figures, final=figures.final + recall.tokens),
+        blocks={**decision.blocks, RECALL_BLOCK: recall.tokens},
+        recall=recall,
+        **_prefix_verdict(previous, fingerprint, decision.policy_change),
     )
 
 
@@ -932,4 +973,5 @@ __all__ = [
     "decide",
     "plan_assembly",
     "shape_blocks",
+    "with_recall",
 ]
