@@ -315,3 +315,15 @@ async def test_with_embeddings_the_words_best_hit_is_not_lost(apps: RunningApp) 
         prompt = await start_turn(client, sid, "How big was the budget for the Lisbon offsite?")
 
     assert source in recalled_text(prompt)
+
+
+async def test_words_inside_a_url_or_a_path_match(apps: RunningApp) -> None:
+    url = "https://grafana.acme.io/d/123x/billing-latency"
+    path = "/srv/ingest/conf/limits.yaml"
+    lines = (f"We watch {url} during deploys.", f"Throttling is set in {path} only.")
+
+    by_url = await asked_after(apps, lines, "Which grafana board shows billing latency?")
+    by_path = await asked_after(apps, lines, "Where are the ingest limits configured?")
+
+    assert url in recalled_text(by_url)
+    assert path in recalled_text(by_path)
