@@ -67,6 +67,10 @@ def _filters(*, states: bool, roles: bool, also: bool = False) -> str:
 #: uses (and most engines default to).
 BM25_K1 = 1.2
 BM25_B = 0.75
+#: Postgres: the messages that match any query word, at most, that BM25 scores (the best by
+#: ts_rank, which counts how many of the words a message says and how often): what the
+#: statement costs stays bounded on a long session whose messages share common words.
+BM25_POOL = 200
 
 
 @cache
@@ -74,11 +78,13 @@ def _recall_statement(dialect: str, *, also: bool) -> TextualSelect:
     """A recall query's candidates, best first by BM25 over the session's searchable
     messages: a word few of them say weighs more than one most of them say.
 
-    SQLite: FTS5's bm25() (its statistics are the whole index's). Postgres has no BM25:
-    each query word's document frequency and the messages' mean length are counted over
-    the session's messages that the filters let through, in the same statement; a word
-    counts once per message (messages are short: a repeated word says little more), and a
-    message's length is its number of distinct lexemes."""
+    SQLite: FTS5's bm25() (its statistics are the whole index's). Postgres has no BM25
+    (ts_rank does not know how common a word is), so it is computed in the same statement:
+    N is the number of the session's messages the filters let through; each query word's
+    document frequency and the mean length are counted over the ``BM25_POOL`` best of
+    those that say any query word; a word counts once per message (messages are short: a
+    repeated word says little more), and a message's length is its number of distinct
+    lexemes."""
     where = _filters(states=True, roles=True, also=also)
     if dialect == "postgresql":
         sql = (
@@ -87,10 +93,12 @@ def _recall_statement(dialect: str, *, also: bool) -> TextualSelect:
             "FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS u(word, i)), "
             "q AS MATERIALIZED (SELECT string_agg('(' || w.query::text || ')', ' | ')::tsquery "
             "AS query FROM w WHERE numnode(w.query) > 0), "
-            "docs AS MATERIALIZED (SELECT m.id, length(m.search_vector) AS dl, "
+            "pool AS MATERIALIZED (SELECT m.id, m.search_vector AS v "
+            f"FROM messages AS m, q WHERE {where} AND m.search_vector @@ q.query "
+            f"ORDER BY ts_rank(m.search_vector, q.query) DESC LIMIT {BM25_POOL}), "
+            "docs AS MATERIALIZED (SELECT pool.id, length(pool.v) AS dl, "
             "ARRAY(SELECT w.i FROM w WHERE numnode(w.query) > 0 "
-            "AND m.search_vector @@ w.query) AS matched "
-            f"FROM messages AS m, q WHERE {where} AND m.search_vector @@ q.query), "
+            "AND pool.v @@ w.query) AS matched FROM pool), "
             f"n AS (SELECT count(*) AS total, (SELECT avg(dl) FROM docs) AS avgdl "
             f"FROM messages AS m WHERE {where}), "
             "df AS (SELECT u.i, count(*) AS df FROM docs, unnest(docs.matched) AS u(i) "
