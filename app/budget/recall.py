@@ -29,6 +29,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from app.budget.assembly import ChatMessage
 from app.budget.tokens import TokenCounter, count_message
@@ -212,8 +213,9 @@ def _kept(text: str, tokens: int, counter: TokenCounter) -> int | None:
     return len(text[:keep].rsplit(" ", 1)[0])
 
 
-#: A candidate that is a question (it asks about the item rather than saying it) keeps this
-#: share of its score; one that holds details the question lacks gains ``DETAIL_BOOST``.
+#: A candidate that holds details the question lacks gains ``DETAIL_BOOST``; one that holds
+#: none and is a question (it asks about the item rather than saying it) keeps
+#: ``QUESTION_WEIGHT`` of its score.
 QUESTION_WEIGHT = 0.25
 DETAIL_BOOST = 1.5
 
@@ -246,11 +248,10 @@ _ASKING = frozenset(
         "anybody",
     ]
 )
-_TOKEN = re.compile(r"\S+")
 _EDGE = "\"'()[]{}<>,;:!?.*`"
-_HAS_DIGIT = re.compile(r"\d")
 _INNER_MARK = re.compile(r"\w[^\w\s]+\w")
 _WORDS = re.compile(r"[^\W_]+")
+_POSSESSIVE = re.compile(r"['\u2019]s$")
 
 
 def detail_tokens(text: str) -> frozenset[str]:
@@ -258,15 +259,15 @@ def detail_tokens(text: str) -> frozenset[str]:
     identifier (punctuation inside a word), or a capitalised word that does not open the
     text (a name), lower-cased."""
     found = set()
-    for index, raw in enumerate(_TOKEN.findall(text)):
+    for index, raw in enumerate(text.split()):
         token = raw.strip(_EDGE)
-        if not token:
-            continue
-        if (
-            _HAS_DIGIT.search(token)
-            or _INNER_MARK.search(token)
-            or (index > 0 and token[0].isupper() and token.lower() != token)
-        ):
+        if not token.isalpha():
+            token = _POSSESSIVE.sub("", token)
+        if token.isalpha():
+            # A lower-case word says nothing particular, nor the capital opening the text.
+            if index and token[0].isupper():
+                found.add(token.lower())
+        elif token and (_INNER_MARK.search(token) or any(c.isdigit() for c in token)):
             found.add(token.lower())
     return frozenset(found)
 
@@ -298,14 +299,21 @@ def rank(candidates: Iterable[Candidate], question: str) -> list[RecallHit]:
     words = frozenset(_WORDS.findall(question.lower()))
     ranked = []
     for candidate in candidates:
-        text = candidate.hit.text
+        details, said, asks = _features(candidate.hit.text)
         weight = 1.0
-        new_details = detail_tokens(text) - asked
-        if is_question(text):
-            weight *= QUESTION_WEIGHT
-        elif new_details:
+        # A question that holds details of its own ("should the transfer leave at 11am or
+        # later?") is an item too; one that holds none only asks about one.
+        if details - asked:
             weight *= DETAIL_BOOST
-        said = frozenset(_WORDS.findall(text.lower()))
+        elif asks:
+            weight *= QUESTION_WEIGHT
         ranked.append((-candidate.score * weight, -len(words & said), candidate.hit.seq, candidate))
     ranked.sort(key=lambda item: item[:3])
     return [item[3].hit for item in ranked]
+
+
+@lru_cache(maxsize=2048)
+def _features(text: str) -> tuple[frozenset[str], frozenset[str], bool]:
+    """What ``rank`` reads of a message: its details, its words, whether it asks. Stored
+    messages never change and the same ones are candidates turn after turn: remembered."""
+    return detail_tokens(text), frozenset(_WORDS.findall(text.lower())), is_question(text)
