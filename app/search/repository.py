@@ -70,7 +70,7 @@ BM25_B = 0.75
 #: Postgres: the messages that match any query word, at most, that BM25 scores (the best by
 #: ts_rank, which counts how many of the words a message says and how often): what the
 #: statement costs stays bounded on a long session whose messages share common words.
-BM25_POOL = 200
+BM25_POOL = 100
 
 
 @cache
@@ -88,17 +88,17 @@ def _recall_statement(dialect: str, *, also: bool) -> TextualSelect:
     where = _filters(states=True, roles=True, also=also)
     if dialect == "postgresql":
         sql = (
-            "WITH w AS MATERIALIZED ("
+            "WITH w AS MATERIALIZED (SELECT t.i, t.query FROM ("
             "SELECT u.i, plainto_tsquery('english', u.word) AS query "
-            "FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS u(word, i)), "
+            "FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS u(word, i)) AS t "
+            "WHERE numnode(t.query) > 0), "
             "q AS MATERIALIZED (SELECT string_agg('(' || w.query::text || ')', ' | ')::tsquery "
-            "AS query FROM w WHERE numnode(w.query) > 0), "
+            "AS query FROM w), "
             "pool AS MATERIALIZED (SELECT m.id, m.search_vector AS v "
             f"FROM messages AS m, q WHERE {where} AND m.search_vector @@ q.query "
             f"ORDER BY ts_rank(m.search_vector, q.query) DESC LIMIT {BM25_POOL}), "
             "docs AS MATERIALIZED (SELECT pool.id, length(pool.v) AS dl, "
-            "ARRAY(SELECT w.i FROM w WHERE numnode(w.query) > 0 "
-            "AND pool.v @@ w.query) AS matched FROM pool), "
+            "ARRAY(SELECT w.i FROM w WHERE pool.v @@ w.query) AS matched FROM pool), "
             f"n AS (SELECT count(*) AS total, (SELECT avg(dl) FROM docs) AS avgdl "
             f"FROM messages AS m WHERE {where}), "
             "df AS (SELECT u.i, count(*) AS df FROM docs, unnest(docs.matched) AS u(i) "
