@@ -71,7 +71,7 @@ from app.budget.policy import (
     plan_summary,
 )
 from app.budget.reasoning import DEFAULT_RULE, ReasoningRule
-from app.budget.recall import RECALL_PREFIX, RecallBlock
+from app.budget.recall import RECALL_BLOCK, RECALL_PREFIX, RecallBlock
 from app.budget.summary import SummaryContent, has_lines, render_summary
 from app.budget.tokens import TokenCounter, content_text, count_message
 from app.budget.views import (
@@ -204,9 +204,6 @@ class Snapshot:
     pending_job_id: int | None = None
     calibration_ratio: float = 1.0
     estimator_fallback: bool = False
-    #: What the session recalls for this turn (app.budget.recall), shown just before it;
-    #: ``measure`` already books its tokens.
-    recall: RecallBlock | None = None
     #: Named in a capped tool result's marker, where the whole result is read.
     session_id: str = ""
     #: Exact tokens of the blocks; the runtime passes a remembering one (its cache is keyed
@@ -623,6 +620,13 @@ class Decision:
     recounts: tuple[tuple[int, int], ...] = ()
     new_tokens: tuple[int, ...] = ()
     rejection: Mapping[str, Any] | None = None
+    #: What changed the prompt by the policy's own doing (summary, prune, caps, views), if
+    #: anything: the reason given when its prefix changed, unless only recall changed it.
+    policy_change: ChangeReason | None = None
+    #: Messages of the current turn at the prompt's end (the recall block goes before them).
+    current_messages: int = 0
+    #: The recall block the prompt shows (``with_recall``), just before the current turn.
+    recall: RecallBlock | None = None
 
     @property
     def summarised_ids(self) -> tuple[int, ...]:
@@ -869,17 +873,8 @@ def _accepted(
     snapshot = plan.snapshot
     final = long_turn.history
     messages, fingerprint = _prompt(plan, capped, long_turn)
-    previous = comparable_fingerprint(snapshot.previous_fingerprint)
-    changed_at = first_difference(previous, fingerprint) if previous is not None else None
     pruned_ids = tuple(plan.by_seq[seq].id for seq in sorted(pruned.seqs))
-    change_reason = (
-        _change_reason(plan, summarised, capped, long_turn, previous[changed_at], bool(pruned_ids))
-        if previous is not None and changed_at is not None
-        else None
-    )
-    stable_messages = 0
-    if previous is not None:
-        stable_messages = len(previous) if changed_at is None else changed_at
+    policy_change = _policy_change(plan, summarised, capped, long_turn, bool(pruned_ids))
     new_summary = summarised.new_summary
     pending_job = snapshot.pending_job_id
     latest = snapshot.latest_summary
@@ -888,10 +883,9 @@ def _accepted(
         summary_queued=plan.new_job is not None or (pending_job is not None and not new_summary),
         messages=tuple(messages),
         fingerprint=tuple(fingerprint),
-        prefix_kept=None if previous is None else changed_at is None,
-        first_changed_index=changed_at,
-        change_reason=change_reason,
-        stable_messages=stable_messages,
+        **_prefix_verdict(snapshot.previous_fingerprint, fingerprint, policy_change),
+        policy_change=policy_change,
+        current_messages=sum(1 for m in final if m.turn_seq == snapshot.turn_seq),
         kept_ids=tuple(plan.by_seq[m.seq].id for m in final),
         folded_ids=tuple(plan.by_seq[seq].id for seq in sorted(long_turn.folded)),
         applied_ids=tuple(m.id for m in plan.applied),
@@ -911,7 +905,6 @@ def _prompt(
 ) -> tuple[list[ChatMessage], list[str]]:
     """The prompt in assembly order and its fingerprint, which remembers every view shown
     (set aside, reasoning cleared, images aside) so that the next prompt keeps them."""
-    snapshot = plan.snapshot
     final = long_turn.history
     head = system_message(capped.blocks)
     messages = ([head] if head is not None else []) + [long_turn.shown[m.seq].chat() for m in final]
@@ -925,24 +918,19 @@ def _prompt(
     for index, message in enumerate(final):
         if message.seq in long_turn.folds:
             fingerprint[offset + index] = folded_mark(*long_turn.folds[message.seq])
-    if snapshot.recall is not None:
-        # After the history, before the current turn: the prompt up to it is a prefix.
-        at = len(messages) - sum(1 for m in final if m.turn_seq == snapshot.turn_seq)
-        messages.insert(at, snapshot.recall.message())
-        fingerprint.insert(at, snapshot.recall.fingerprint())
     return messages, fingerprint
 
 
-def _change_reason(
+def _policy_change(
     plan: Plan,
     summarised: _Summarised,
     capped: _Capped,
     long_turn: _LongTurn,
-    first_changed: str,
     pruned: bool,
-) -> ChangeReason:
-    """Why the prompt's prefix changed since the previous prompt: the first policy event
-    that explains it, in the policy's order."""
+) -> ChangeReason | None:
+    """The policy event that changes the prompt's prefix, if any: the first in the policy's
+    order (``_prefix_verdict`` names the recall block or an edit of the session when none
+    explains a change)."""
     before = plan.snapshot.previous_fingerprint
     views = plan.views
     if summarised.new_summary is not None or plan.applied:
@@ -962,9 +950,63 @@ def _change_reason(
         return "reasoning"
     if views.images_set_aside_seqs - previously_without_images(before):
         return "tool_images"
-    if first_changed.startswith(RECALL_PREFIX):
-        return "recall"
-    return "session_edit"
+    return None
+
+
+def _prefix_verdict(
+    previous: Sequence[str] | None, fingerprint: Sequence[str], policy_change: ChangeReason | None
+) -> dict[str, Any]:
+    """Whether the prompt starts with the previous one, where it first differs and why:
+    the policy's change if it made one, else the recall block if that is where it differs,
+    else an edit of the session."""
+    previous_fingerprint = comparable_fingerprint(previous)
+    if previous_fingerprint is None:
+        return {
+            "prefix_kept": None,
+            "first_changed_index": None,
+            "change_reason": None,
+            "stable_messages": 0,
+        }
+    changed_at = first_difference(previous_fingerprint, list(fingerprint))
+    reason: ChangeReason | None = None
+    if changed_at is not None:
+        reason = policy_change or (
+            "recall"
+            if any(
+                len(entries) > changed_at and entries[changed_at].startswith(RECALL_PREFIX)
+                for entries in (previous_fingerprint, fingerprint)
+            )
+            else "session_edit"
+        )
+    return {
+        "prefix_kept": changed_at is None,
+        "first_changed_index": changed_at,
+        "change_reason": reason,
+        "stable_messages": len(previous_fingerprint) if changed_at is None else changed_at,
+    }
+
+
+def with_recall(
+    decision: Decision, recall: RecallBlock, previous: Sequence[str] | None
+) -> Decision:
+    """An accepted decision's prompt with ``recall`` shown after the history, just before the
+    current turn (so the prompt up to it is the previous prompt's prefix), its tokens booked
+    as the ``recall`` block. The caller has checked that it fits."""
+    at = len(decision.messages) - decision.current_messages
+    messages = [*decision.messages]
+    messages.insert(at, recall.message())
+    fingerprint = [*decision.fingerprint]
+    fingerprint.insert(at, recall.fingerprint())
+    figures = decision.figures
+    return replace(
+        decision,
+        messages=tuple(messages),
+        fingerprint=tuple(fingerprint),
+        figures=replace(figures, final=figures.final + recall.tokens),
+        blocks={**decision.blocks, RECALL_BLOCK: recall.tokens},
+        recall=recall,
+        **_prefix_verdict(previous, fingerprint, decision.policy_change),
+    )
 
 
 # -- block shaping --------------------------------------------------------------------------------
@@ -1267,4 +1309,5 @@ __all__ = [
     "decide",
     "plan_assembly",
     "shape_blocks",
+    "with_recall",
 ]

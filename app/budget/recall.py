@@ -10,18 +10,28 @@ recalled, as quoted text inside the block, so no tool call or tool result ever c
 without its pair. The steps of the turn show the same block, word for word: its fingerprint
 entry says how it showed each message, so any worker makes it again from the messages alone.
 
-The block is counted as a fixed cost of the prompt, like the system message: the 70 % / 90 %
-triggers and the caps see it, and the audit row reports its tokens and the ids it recalled.
+The block is chosen after the turn's own policy events (summary, prune), in the room they
+leave: what left the prompt in this very turn can come back, the block never makes the
+policy summarise or prune, and the prompt with it stays within the budget (and a total cap).
+The audit row reports its tokens and the ids it recalled.
+
+Ranking (``rank``): the database gives the candidates best first by BM25 (rare words weigh
+more than common ones), fused with the semantic ranking when embeddings are configured;
+then a question is worth less than a statement (it shares the words, not the answer), a
+message that holds details the question does not (numbers, URLs, paths, versions, names)
+more than one that merely mentions the item, and ties go to the message that says more of
+the question's words, then to the earlier one, never to the newest.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
-from app.budget.assembly import ChatMessage, ContextBlocks, FixedCost
+from app.budget.assembly import ChatMessage
 from app.budget.tokens import TokenCounter, count_message
 
 RECALL_BLOCK = "recall"
@@ -170,22 +180,6 @@ def shown_again(
     return _render(chosen, counter)
 
 
-def with_recall(
-    measure: Callable[[TokenCounter, ContextBlocks], FixedCost], recall: RecallBlock | None
-) -> Callable[[TokenCounter, ContextBlocks], FixedCost]:
-    """A fixed-cost measure that books the recall block as one more fixed block."""
-    if recall is None:
-        return measure
-
-    def measure_with_recall(counter: TokenCounter, blocks: ContextBlocks) -> FixedCost:
-        fixed = measure(counter, blocks)
-        return FixedCost(
-            fixed.tokens + recall.tokens, {**fixed.blocks, RECALL_BLOCK: recall.tokens}
-        )
-
-    return measure_with_recall
-
-
 def _text(hit: RecallHit, shown: Recalled) -> str:
     """What the block says of ``hit``, shown as ``shown`` says."""
     if shown.passage is None:
@@ -217,3 +211,109 @@ def _kept(text: str, tokens: int, counter: TokenCounter) -> int | None:
     total = counter.count_text(text)
     keep = int(len(text) * tokens / max(total, 1) * _CUT_MARGIN)
     return len(text[:keep].rsplit(" ", 1)[0])
+
+
+#: A candidate that holds details the question lacks gains ``DETAIL_BOOST``; one that holds
+#: none and is a question (it asks about the item rather than saying it) keeps
+#: ``QUESTION_WEIGHT`` of its score.
+QUESTION_WEIGHT = 0.25
+DETAIL_BOOST = 1.5
+
+# Words that open a question even without its mark ("do you know what port it uses").
+_ASKING = frozenset(
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "when",
+        "why",
+        "how",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "any",
+        "anyone",
+        "anybody",
+    ]
+)
+_EDGE = "\"'()[]{}<>,;:!?.*`"
+_INNER_MARK = re.compile(r"\w[^\w\s]+\w")
+_WORDS = re.compile(r"[^\W_]+")
+_POSSESSIVE = re.compile(r"['\u2019]s$")
+
+
+def detail_tokens(text: str) -> frozenset[str]:
+    """The tokens of ``text`` that carry a detail: a number, a URL, a path, a version, an
+    identifier (punctuation inside a word), or a capitalised word that does not open the
+    text (a name), lower-cased."""
+    found = set()
+    for index, raw in enumerate(text.split()):
+        token = raw.strip(_EDGE)
+        if not token.isalpha():
+            token = _POSSESSIVE.sub("", token)
+        if token.isalpha():
+            # A lower-case word says nothing particular, nor the capital opening the text.
+            if index and token[0].isupper():
+                found.add(token.lower())
+        elif token and (_INNER_MARK.search(token) or any(c.isdigit() for c in token)):
+            found.add(token.lower())
+    return frozenset(found)
+
+
+def is_question(text: str) -> bool:
+    """Whether a message asks rather than tells: it ends with a question mark, or opens
+    with a word that asks."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    if stripped.endswith("?"):
+        return True
+    first = _WORDS.search(stripped.lower())
+    return first is not None and first[0] in _ASKING and len(stripped) < 200
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A message that left the prompt, with its score in the fused ranking (higher is
+    better; any scale)."""
+
+    hit: RecallHit
+    score: float
+
+
+def rank(candidates: Iterable[Candidate], question: str) -> list[RecallHit]:
+    """``candidates`` in the order the recall block takes them (see the module's docstring)."""
+    asked = detail_tokens(question)
+    words = frozenset(_WORDS.findall(question.lower()))
+    ranked = []
+    for candidate in candidates:
+        details, said, asks = _features(candidate.hit.text)
+        weight = 1.0
+        # A question that holds details of its own ("should the transfer leave at 11am or
+        # later?") is an item too; one that holds none only asks about one.
+        if details - asked:
+            weight *= DETAIL_BOOST
+        elif asks:
+            weight *= QUESTION_WEIGHT
+        ranked.append((-candidate.score * weight, -len(words & said), candidate.hit.seq, candidate))
+    ranked.sort(key=lambda item: item[:3])
+    return [item[3].hit for item in ranked]
+
+
+@lru_cache(maxsize=2048)
+def _features(text: str) -> tuple[frozenset[str], frozenset[str], bool]:
+    """What ``rank`` reads of a message: its details, its words, whether it asks. Stored
+    messages never change and the same ones are candidates turn after turn: remembered."""
+    return detail_tokens(text), frozenset(_WORDS.findall(text.lower())), is_question(text)

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import exists, select
+from sqlalchemy import exists, or_, select
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -78,9 +78,10 @@ class EmbeddingRepository:
         *,
         states: Sequence[str] | None = None,
         roles: Sequence[str] | None = None,
+        also: Sequence[int] = (),
     ) -> list[tuple[int, bytes]]:
         """The session's stored vectors under ``model`` (message id, vector); only messages
-        in ``states`` and of ``roles`` when given."""
+        in ``states`` (or of ids ``also``) and of ``roles`` when given."""
         query = (
             select(MessageEmbeddingRecord.message_id, MessageEmbeddingRecord.vector)
             .join(MessageRecord, MessageRecord.id == MessageEmbeddingRecord.message_id)
@@ -91,7 +92,11 @@ class EmbeddingRepository:
                 MessageEmbeddingRecord.vector.is_not(None),
             )
         )
-        if states:
+        if states and also:
+            query = query.where(
+                or_(MessageRecord.state.in_(states), MessageRecord.id.in_(list(also)))
+            )
+        elif states:
             query = query.where(MessageRecord.state.in_(states))
         if roles:
             query = query.where(MessageRecord.role.in_(roles))

@@ -103,12 +103,15 @@ def nearest(
 
 def fuse(*rankings: tuple[Sequence[int], float]) -> list[tuple[int, float]]:
     """Weighted reciprocal rank fusion of best-first id lists, each with its weight: each
-    id's summed weight / (RRF_K + rank), best first (ties: the newer id first)."""
+    id's summed weight / (RRF_K + rank), best first. Ties go to the id the rankings name
+    first (the first ranking's before the second's), never to the newer message: a newer
+    one is as often a mention of what an older one said as the thing itself."""
     scores: dict[int, float] = {}
     for ranking, weight in rankings:
         for rank, key in enumerate(ranking, start=1):
             scores[key] = scores.get(key, 0.0) + weight / (RRF_K + rank)
-    return sorted(scores.items(), key=lambda pair: (-pair[1], -pair[0]))
+    order = {key: index for index, key in enumerate(scores)}
+    return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
 
 
 def _little_endian(packed: array[float]) -> array[float]:

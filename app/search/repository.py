@@ -54,13 +54,81 @@ _POSTGRES_SNIPPET_TEXT = (
 )
 
 
-def _filters(*, states: bool, roles: bool) -> str:
+def _filters(*, states: bool, roles: bool, also: bool = False) -> str:
     where = "m.tenant_id = :tenant_id AND m.session_id = :session_id"
     if states:
-        where += " AND m.state IN :states"
+        where += " AND (m.state IN :states OR m.id IN :also)" if also else " AND m.state IN :states"
     if roles:
         where += " AND m.role IN :roles"
     return where
+
+
+#: BM25's term-frequency saturation and length normalisation, at the values FTS5's bm25()
+#: uses (and most engines default to).
+BM25_K1 = 1.2
+BM25_B = 0.75
+#: Postgres: the messages that match any query word, at most, that BM25 scores (the best by
+#: ts_rank, which counts how many of the words a message says and how often): what the
+#: statement costs stays bounded on a long session whose messages share common words.
+BM25_POOL = 100
+
+
+@cache
+def _recall_statement(dialect: str, *, also: bool) -> TextualSelect:
+    """A recall query's candidates, best first by BM25 over the session's searchable
+    messages: a word few of them say weighs more than one most of them say.
+
+    SQLite: FTS5's bm25() (its statistics are the whole index's). Postgres has no BM25
+    (ts_rank does not know how common a word is), so it is computed in the same statement:
+    N is the number of the session's messages the filters let through; each query word's
+    document frequency and the mean length are counted over the ``BM25_POOL`` best of
+    those that say any query word; a word counts once per message (messages are short: a
+    repeated word says little more), and a message's length is its number of distinct
+    lexemes."""
+    where = _filters(states=True, roles=True, also=also)
+    if dialect == "postgresql":
+        sql = (
+            "WITH w AS MATERIALIZED (SELECT t.i, t.query FROM ("
+            "SELECT u.i, plainto_tsquery('english', u.word) AS query "
+            "FROM unnest(CAST(:words AS text[])) WITH ORDINALITY AS u(word, i)) AS t "
+            "WHERE numnode(t.query) > 0), "
+            "q AS MATERIALIZED (SELECT string_agg('(' || w.query::text || ')', ' | ')::tsquery "
+            "AS query FROM w), "
+            "pool AS MATERIALIZED (SELECT m.id, m.search_vector AS v "
+            f"FROM messages AS m, q WHERE {where} AND m.search_vector @@ q.query "
+            f"ORDER BY ts_rank(m.search_vector, q.query) DESC LIMIT {BM25_POOL}), "
+            "docs AS MATERIALIZED (SELECT pool.id, length(pool.v) AS dl, "
+            "ARRAY(SELECT w.i FROM w WHERE pool.v @@ w.query) AS matched FROM pool), "
+            f"n AS (SELECT count(*) AS total, (SELECT avg(dl) FROM docs) AS avgdl "
+            f"FROM messages AS m WHERE {where}), "
+            "df AS (SELECT u.i, count(*) AS df FROM docs, unnest(docs.matched) AS u(i) "
+            "GROUP BY u.i), "
+            "ranked AS (SELECT docs.id AS hit_id, "
+            # float8 throughout: numeric's ln() is many times slower.
+            "sum(ln(1 + (n.total - df.df + 0.5)::float8 / (df.df + 0.5)::float8)) "
+            f"* {BM25_K1 + 1}::float8 / (1 + {BM25_K1}::float8 * "
+            f"(1 - {BM25_B}::float8 + {BM25_B}::float8 * docs.dl::float8 "
+            "/ greatest(n.avgdl::float8, 1))) AS score "
+            "FROM docs CROSS JOIN n CROSS JOIN LATERAL unnest(docs.matched) AS u(i) "
+            "JOIN df ON df.i = u.i GROUP BY docs.id, docs.dl, n.total, n.avgdl "
+            "ORDER BY score DESC, docs.id LIMIT :limit) "
+            f"SELECT {_COLUMNS}, ranked.score, '' AS snippet "
+            "FROM ranked JOIN messages AS m ON m.id = ranked.hit_id "
+            "ORDER BY ranked.score DESC, m.seq"
+        )
+    else:
+        sql = (
+            f"SELECT {_COLUMNS}, -bm25(message_search) AS score, '' AS snippet "
+            "FROM message_search JOIN messages AS m ON m.id = message_search.rowid "
+            f"WHERE message_search MATCH :query AND {where} "
+            "ORDER BY bm25(message_search), m.seq LIMIT :limit"
+        )
+    statement = text(sql).bindparams(
+        bindparam("states", expanding=True), bindparam("roles", expanding=True)
+    )
+    if also:
+        statement = statement.bindparams(bindparam("also", expanding=True))
+    return statement.columns(content=JSON(none_as_null=True))
 
 
 @cache
@@ -191,6 +259,38 @@ class SearchRepository:
             params["roles"] = list(roles)
         rows = (await self.db.execute(statement, params)).all()
         return [_hit(row, score=float(row[7]), snippet=row[8] or "") for row in rows]
+
+    async def recall_candidates(
+        self,
+        session_id: str,
+        terms: tuple[str, ...],
+        phrases: tuple[str, ...],
+        *,
+        limit: int,
+        states: Sequence[str],
+        roles: Sequence[str],
+        also: Sequence[int] = (),
+    ) -> list[MessageHit]:
+        """The session's messages in ``states`` (or of ids ``also``: those leaving the
+        prompt now) and of ``roles`` that say any of ``terms`` or ``phrases``, best first
+        by BM25 (``_recall_statement``), with their content."""
+        dialect = self.db.get_bind().dialect.name
+        params: dict[str, Any] = {
+            "tenant_id": self.tenant_id,
+            "session_id": session_id,
+            "limit": limit,
+            "states": list(states),
+            "roles": list(roles),
+        }
+        if dialect == "postgresql":
+            params["words"] = [*terms, *phrases]
+        else:
+            params["query"] = fts5_match(terms, match_any=True, phrases=phrases)
+        if also:
+            params["also"] = list(also)
+        statement = _recall_statement(dialect, also=bool(also))
+        rows = (await self.db.execute(statement, params)).all()
+        return [_hit(row, score=float(row[7]), snippet="") for row in rows]
 
     async def messages(self, session_id: str, ids: Sequence[int]) -> dict[int, MessageHit]:
         """The session's messages of ``ids`` (those that are the session's), by id, with no

@@ -49,6 +49,7 @@ class SemanticRanking:
         limit: int,
         states: Sequence[str] | None = None,
         roles: Sequence[str] | None = None,
+        also: Sequence[int] = (),
     ) -> dict[int, int] | None:
         """The session's messages nearest in meaning to ``text``, best first: each id with
         the index of its nearest passage (``app.embeddings.vectors.passages``). None when
@@ -57,7 +58,7 @@ class SemanticRanking:
         if self.client is None or not text.strip():
             return None
         stored = await self.embeddings.session_vectors(
-            self.tenant_id, session_id, self.client.model, states=states, roles=roles
+            self.tenant_id, session_id, self.client.model, states=states, roles=roles, also=also
         )
         if not stored:
             return None

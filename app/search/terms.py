@@ -63,7 +63,39 @@ def recall_terms(text: str, *, drop_stop_words: bool = False) -> tuple[str, ...]
     return tuple(seen)
 
 
-def fts5_match(terms: tuple[str, ...], *, match_any: bool) -> str:
+#: Compounds (see ``compounds``) of a recall query at most.
+MAX_COMPOUNDS = 8
+# Words joined by punctuation: a URL, a path, a version, a dotted or hyphenated identifier.
+# (An apostrophe joins no compound: "staging's" is the word "staging".)
+_COMPOUND = re.compile(r"[^\W_]+(?:[^\w\s'\u2019]+[^\W_]+)+")
+
+
+def compounds(text: str) -> tuple[str, ...]:
+    """The URLs, paths, versions and identifiers of a text, lower-cased (first
+    ``MAX_COMPOUNDS``): looked up as one phrase each, beside their parts, so that "3.11.2"
+    finds "3.11.2" before it finds any "3" or "11"."""
+    seen: dict[str, None] = {}
+    for found in _COMPOUND.findall(text.lower()):
+        seen.setdefault(found, None)
+        if len(seen) == MAX_COMPOUNDS:
+            break
+    return tuple(seen)
+
+
+def recall_query(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What a recall looks for in ``text``: its words that say what it is about, outside its
+    compounds, and its compounds (``compounds``). A compound's parts are not looked up on
+    their own: "15.4.2" is one detail, and "15", "4" and "2" would find every message with
+    any of those numbers in it."""
+    found = compounds(text)
+    return recall_terms(_COMPOUND.sub(" ", text), drop_stop_words=True), found
+
+
+def fts5_match(terms: tuple[str, ...], *, match_any: bool, phrases: tuple[str, ...] = ()) -> str:
     """The SQLite FTS5 ``MATCH`` text: each word quoted, so that none is read as an operator
-    (AND, OR, NOT, NEAR)."""
-    return (" OR " if match_any else " ").join(f'"{term}"' for term in terms)
+    (AND, OR, NOT, NEAR); each of ``phrases`` (any of them, with ``match_any``) quoted
+    whole, which FTS5 reads as the phrase of its parts ("3.11.2": "3" then "11" then "2",
+    side by side)."""
+    quoted = [f'"{term}"' for term in terms]
+    quoted += ['"' + phrase.replace('"', '""') + '"' for phrase in phrases]
+    return (" OR " if match_any else " ").join(quoted)

@@ -19,7 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -41,14 +41,6 @@ from app.budget.decision import (
 )
 from app.budget.openai_format import to_openai
 from app.budget.reasoning import reasoning_rule
-from app.budget.recall import (
-    RecallBlock,
-    RecallHit,
-    previous_recall,
-    recall_block,
-    shown_again,
-    with_recall,
-)
 from app.budget.summary import SummaryContent
 from app.budget.tokens import content_text, count_message
 from app.db import WriteBatch
@@ -66,9 +58,7 @@ from app.models import (
 from app.models.base import utcnow
 from app.offload import off_the_loop
 from app.runtime import Runtime
-from app.search.repository import SearchRepository
-from app.search.semantic import SemanticRanking, passage_of, ranked_hits
-from app.search.terms import recall_terms
+from app.search.recall import TurnRecall
 from app.sessions.repository import SessionRepository
 from app.sessions.service import session_not_found
 from app.summarize.running import run_summarizer
@@ -128,8 +118,7 @@ class TurnService:
         self.metrics = runtime.metrics
         self.sessions = SessionRepository(db, tenant_id=tenant_id)
         self.turns = TurnRepository(db, tenant_id=tenant_id)
-        self.search_index = SearchRepository(db, tenant_id=tenant_id)
-        self.semantic = SemanticRanking(db, tenant_id=tenant_id, runtime=runtime)
+        self.recall = TurnRecall(db, tenant_id=tenant_id, runtime=runtime)
         self.audit = AuditRepository(db)
         self.jobs = SummaryJobRepository(db)
         self.calibration = runtime.calibration(db)
@@ -374,7 +363,6 @@ class TurnService:
         turn_seq: int,
         step: int,
         new: Sequence[Message],
-        recall: RecallBlock | None = None,
     ) -> Snapshot:
         head = state.latest_summary
         finished: Sequence[SummaryJobRecord] = ()
@@ -441,8 +429,7 @@ class TurnService:
             pending_job_id=pending.id if pending is not None else None,
             calibration_ratio=resolved.calibration_ratio,
             estimator_fallback=resolved.estimator_fallback,
-            recall=recall,
-            measure=with_recall(self.runtime.fixed_costs, recall),
+            measure=self.runtime.fixed_costs,
             capped=self.runtime.capped_results,
             reasoning=reasoning_rule(resolved.spec.family, resolved.spec.name),
         )
@@ -464,15 +451,18 @@ class TurnService:
         """The prompt for ``step`` of ``turn``, from ``state`` read after the session lock."""
         annotate_assembly(model=session.model)
         resolved = await self.calibration.apply(session.tenant_id, self._budget(session))
-        recall = await self._recall(session, state, resolved, turn=turn, new=new)
         snapshot = await self._snapshot(
-            session, state, resolved, turn_seq=turn.seq, step=step, new=new, recall=recall
+            session, state, resolved, turn_seq=turn.seq, step=step, new=new
         )
-        decision = await self._decide(snapshot, resolved)
-        if not decision.accepted and recall is not None:
-            # Recall is a help, never the reason a turn is refused: try again without it.
-            snapshot = replace(snapshot, recall=None, measure=self.runtime.fixed_costs)
-            decision = await self._decide(snapshot, resolved)
+        decision = await self.recall.shown(
+            session,
+            await self._decide(snapshot, resolved),
+            resolved.counter,
+            turn_seq=turn.seq,
+            starts_turn=turn.new,
+            left_before=session.message_count - len(state.active),
+            question=next((m.content for m in new if m.role == "user"), None),
+        )
 
         audit = _audit_values(decision, snapshot, session, turn, audit_id=state.audit_id)
         self._observe(decision, session, resolved)
@@ -552,129 +542,6 @@ class TurnService:
         if heavy:
             return await off_the_loop(lambda: decide(plan, outcome))
         return decide(plan, outcome)
-
-    async def _recall(
-        self,
-        session: SessionRecord,
-        state: AssemblyState,
-        resolved: SessionBudget,
-        *,
-        turn: _Turn,
-        new: Sequence[Message],
-    ) -> RecallBlock | None:
-        """The recall block of a session that turned recall on: messages that left the prompt
-        and say what the turn's user message says (or, with embeddings, mean it), chosen at
-        the turn start and shown as they were at each of its steps (``_recall_again``). One
-        more read at a turn start once messages have left the prompt (with embeddings, the
-        session's vectors and the hits found by meaning alone: up to two more, and the
-        query's embedding); none when recall is off."""
-        settings = session.recall
-        if not settings or not settings.get("enabled", True):
-            return None
-        if not turn.new:
-            return await self._recall_again(session, resolved)
-        # Messages are never deleted and only ever leave the prompt, so the number that left
-        # names the set the search reads: same number, same hits (a turn start refused and
-        # tried again). The creation time tells a session from an erased one of the same id.
-        left = session.message_count - len(state.active)
-        text = content_text(next((m.content for m in new if m.role == "user"), None))
-        terms = recall_terms(text, drop_stop_words=True)
-        if not terms or not left:  # nothing to search for, or nothing to find: no search
-            return None
-        max_hits = int(settings.get("max_hits", 5))
-        # With embeddings, the question's meaning too.
-        meaning = text if self.semantic.enabled else None
-        key = (
-            session.tenant_id,
-            session.id,
-            session.created_at,
-            turn.seq,
-            left,
-            terms,
-            max_hits,
-            meaning,
-        )
-        hits = self.runtime.recalls.get(key)
-        if hits is None:
-            found, _ = await ranked_hits(
-                self.search_index,
-                self.semantic,
-                session.id,
-                " ".join(terms),
-                terms,
-                limit=max_hits * 2,
-                match_any=True,
-                states=(MessageState.SUMMARISED, MessageState.PRUNED),
-                roles=("user", "assistant"),
-                snippets=False,
-                meaning=meaning,
-            )
-            hits = tuple(
-                RecallHit(
-                    h.message_id,
-                    h.seq,
-                    h.role,
-                    content_text(h.content),
-                    h.passage,
-                    h.passage_index,
-                )
-                for h in found
-            )
-            self.runtime.recalls.put(key, hits)
-        # A share of what the prompt may take: the input budget, or the total cap if smaller.
-        total_cap = (session.block_caps or {}).get("total")
-        whole = min(resolved.budget.input_budget, total_cap or resolved.budget.input_budget)
-        block = recall_block(
-            hits,
-            room=int(float(settings.get("share", 0.1)) * whole),
-            max_hits=max_hits,
-            counter=resolved.counter,
-        )
-        if block is not None:  # the steps of the turn show it again from these
-            chosen = frozenset(block.message_ids)
-            self.runtime.recalls.put(
-                self._recalled_key(session, block.fingerprint()),
-                tuple(hit for hit in hits if hit.message_id in chosen),
-            )
-        return block
-
-    async def _recall_again(
-        self, session: SessionRecord, resolved: SessionBudget
-    ) -> RecallBlock | None:
-        """At a step, the recall block the turn's previous prompt showed (none if it showed
-        none), made again word for word from the messages it names in its fingerprint entry:
-        never searched again, so that the prompt keeps its prefix whichever worker serves
-        the step and whether or not the embeddings API answers meanwhile. Read by id, one
-        read, unless this worker made the block."""
-        previous = previous_recall(session.prompt_fingerprint)
-        if previous is None:
-            return None
-        entry, shown = previous
-        key = self._recalled_key(session, entry)
-        hits = self.runtime.recalls.get(key)
-        if hits is None:
-            found = await self.search_index.messages(session.id, [r.message_id for r in shown])
-            hits = tuple(
-                RecallHit(
-                    hit.message_id,
-                    hit.seq,
-                    hit.role,
-                    content_text(hit.content),
-                    passage_of(hit.content, r.passage) if r.passage is not None else None,
-                    r.passage,
-                )
-                for r in shown
-                if (hit := found.get(r.message_id)) is not None
-            )
-            self.runtime.recalls.put(key, hits)
-        block = shown_again(shown, {hit.message_id: hit for hit in hits}, resolved.counter)
-        # Stored messages never change: a block that reads otherwise now is not the one shown.
-        return block if block is not None and block.fingerprint() == entry else None
-
-    @staticmethod
-    def _recalled_key(session: SessionRecord, entry: str) -> tuple[object, ...]:
-        """The recalled messages of a recall block, by its fingerprint entry."""
-        return (session.tenant_id, session.id, session.created_at, entry)
 
     async def _write(
         self,
@@ -936,8 +803,8 @@ def _audit_values(
         "block_telemetry": {
             **decision.block_telemetry,
             **(
-                {"recall": {"message_ids": list(snapshot.recall.message_ids)}}
-                if snapshot.recall is not None
+                {"recall": {"message_ids": list(decision.recall.message_ids)}}
+                if decision.recall is not None
                 else {}
             ),
         },

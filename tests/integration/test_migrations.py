@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from alembic import command
 from sqlalchemy import Connection, text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db import alembic_config, create_engine, migrate
 from tests.conftest import RunningApp
@@ -66,3 +68,40 @@ async def test_upgrading_keeps_existing_conversations_as_the_default_tenants(
         assert len(await stored_messages(client, "old")) == 3
     finally:
         await running.stop_all()
+
+
+@pytest.mark.postgres
+async def test_the_parts_of_a_url_are_searchable_after_upgrading_and_not_before(
+    postgres_url: str,
+) -> None:
+    running = RunningApp(postgres_url)
+    _, client = await running.start()
+    sid = (await client.post("/v1/sessions", json={"model": "gpt-4o"})).json()["id"]
+    await start_turn(client, sid, "Dashboards live at https://grafana.acme.io/d/1/billing")
+    await running.stop_all()
+    engine = create_engine(postgres_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(
+                lambda sync: command.downgrade(alembic_config(sync), "0012_message_text_serial")
+            )
+        async with engine.connect() as connection:
+            before = await search_count(connection, sid, "billing")
+        await migrate(engine)
+        async with engine.connect() as connection:
+            after = await search_count(connection, sid, "billing")
+    finally:
+        await engine.dispose()
+
+    assert (before, after) == (0, 1)
+
+
+async def search_count(connection: AsyncConnection, session_id: str, word: str) -> int:
+    found = await connection.execute(
+        text(
+            "SELECT count(*) FROM messages WHERE session_id = :sid "
+            "AND search_vector @@ plainto_tsquery('english', :word)"
+        ),
+        {"sid": session_id, "word": word},
+    )
+    return int(found.scalar_one())

@@ -179,3 +179,151 @@ async def test_recall_can_be_turned_on_and_off_later(apps: RunningApp) -> None:
     assert refused.status_code == 422
     cleared = await client.patch(f"/v1/sessions/{sid}", json={"recall": None})
     assert cleared.json()["recall"] is None
+
+
+# -- ranking that finds the source ------------------------------------------------------------
+
+
+async def asked_after(
+    apps: RunningApp, lines: tuple[str, ...], question: str, **recall: Any
+) -> dict[str, Any]:
+    """The prompt of a turn asking ``question`` once every line (one turn each, answered
+    "Noted.") has left the prompt (a summary every turn, one turn kept)."""
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True, **recall}))["id"]
+    await talk(client, sid, *lines, "Unrelated: book the museum for Sunday.")
+    return await start_turn(client, sid, question)
+
+
+def recalled_text(prompt: dict[str, Any]) -> str:
+    blocks = recall_messages(prompt)
+    return str(blocks[0]["content"]) if blocks else ""
+
+
+async def test_a_rare_word_outranks_words_many_messages_share(apps: RunningApp) -> None:
+    lines = (
+        FACT,
+        "The Lisbon flat has a lovely view of the river.",
+        "Clean the Lisbon flat before we leave.",
+        "The Lisbon flat is close to the tram stop.",
+        "Pay the rent of the Lisbon flat on the first.",
+    )
+
+    prompt = await asked_after(
+        apps, lines, "What was the locker code again, Lisbon flat?", max_hits=1
+    )
+
+    assert FACT in recalled_text(prompt)
+
+
+async def test_an_earlier_question_is_not_recalled_as_the_answer(apps: RunningApp) -> None:
+    lines = ("What is the locker code for the Lisbon flat, do you know?", FACT)
+
+    prompt = await asked_after(apps, lines, QUESTION, max_hits=1)
+
+    assert FACT in recalled_text(prompt)
+    assert "do you know" not in recalled_text(prompt)
+
+
+async def test_the_message_with_the_detail_beats_one_that_mentions_it(apps: RunningApp) -> None:
+    lines = (FACT, "Remember to check the locker code for the Lisbon flat with the landlord.")
+
+    prompt = await asked_after(apps, lines, QUESTION, max_hits=1)
+
+    assert FACT in recalled_text(prompt)
+
+
+async def test_a_version_in_the_question_finds_the_stored_version(apps: RunningApp) -> None:
+    source = "Production runs Postgres 15.4.2 until the freeze ends."
+    lines = (
+        source,
+        "Staging runs Postgres 14.1 and has 15 replicas.",
+        "We had 4 incidents and 2 of them were in week 15.",
+    )
+
+    prompt = await asked_after(apps, lines, "Which environment is on 15.4.2?", max_hits=1)
+
+    assert source in recalled_text(prompt)
+
+
+async def test_an_answer_spread_over_two_messages_comes_back_whole(apps: RunningApp) -> None:
+    host = "The bastion host for the ingest cluster is bastion-7.corp.example.net."
+    login = "Log in to the ingest bastion as ops-mei with the hardware key."
+
+    prompt = await asked_after(apps, (host, login), "How do I log in to the ingest bastion host?")
+
+    assert host in recalled_text(prompt)
+    assert login in recalled_text(prompt)
+
+
+async def test_a_message_summarised_in_this_very_turn_can_come_back(apps: RunningApp) -> None:
+    # A summary every fourth turn: the fifth, the question, folds the fact in.
+    _, client = await apps.start(mandatory_summary_turns=4, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True}))["id"]
+    await talk(client, sid, FACT, "Window seats.", "Dinner by the river.", "Museum.")
+    first = (await client.get(f"/v1/sessions/{sid}/messages", params={"limit": 1})).json()
+
+    prompt = await start_turn(client, sid, QUESTION)
+
+    assert prompt["actions"]["summary_triggered"] is True
+    assert first["messages"][0]["id"] in prompt["actions"]["summarised_message_ids"]
+    assert "[message 1, user] " + FACT in recalled_text(prompt)
+    assert prompt["budget"]["estimated_input_tokens"] <= prompt["budget"]["input_budget"]
+    row = (await audit_rows(client, sid))[-1]
+    assert row["block_telemetry"]["recall"]["message_ids"] == [first["messages"][0]["id"]]
+
+
+async def test_a_prompt_near_its_budget_gets_a_block_only_within_what_is_left(
+    apps: RunningApp,
+) -> None:
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (
+        await create_session(
+            client, model="gpt-4", recall={"enabled": True, "share": 0.5, "max_hits": 5}
+        )
+    )["id"]
+    await talk(client, sid, FACT, "Window seats please.", "Dinner by the river.")
+    long_question = QUESTION + " " + " ".join(f"context{n}" for n in range(1500))
+
+    prompt = await start_turn(client, sid, long_question)
+
+    budget = prompt["budget"]
+    assert budget["estimated_input_tokens"] <= budget["input_budget"]
+    counted = independent_prompt_tokens(prompt["messages"], "gpt-4")
+    assert counted <= budget["input_budget"]
+
+
+async def test_with_embeddings_the_words_best_hit_is_not_lost(apps: RunningApp) -> None:
+    # The fake's vectors encode topics: every line about money is as near to the question
+    # as the one that holds the answer, and newer.
+    with serve_fake_embeddings() as fake:
+        settings: dict[str, Any] = {"mandatory_summary_turns": 1, "protected_window_turns": 1}
+        _, client = await apps.start(**settings, **embedding_settings(fake))
+        sid = (await create_session(client, recall={"enabled": True, "max_hits": 3}))["id"]
+        source = "Our budget for the Lisbon offsite is 4600 euros in total."
+        lines = (
+            source,
+            *(
+                f"The cost report {n} says we spend too much money on cheap stuff."
+                for n in range(6)
+            ),
+            "Unrelated: book the museum for Sunday.",
+        )
+        await talk(client, sid, *lines)
+        await all_embedded(apps.database_url, sid, 2 * len(lines))
+
+        prompt = await start_turn(client, sid, "How big was the budget for the Lisbon offsite?")
+
+    assert source in recalled_text(prompt)
+
+
+async def test_words_inside_a_url_or_a_path_match(apps: RunningApp) -> None:
+    url = "https://grafana.acme.io/d/123x/billing-latency"
+    path = "/srv/ingest/conf/limits.yaml"
+    lines = (f"We watch {url} during deploys.", f"Throttling is set in {path} only.")
+
+    by_url = await asked_after(apps, lines, "Which grafana board shows billing latency?")
+    by_path = await asked_after(apps, lines, "Where are the ingest limits configured?")
+
+    assert url in recalled_text(by_url)
+    assert path in recalled_text(by_path)

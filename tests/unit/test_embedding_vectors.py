@@ -63,5 +63,9 @@ def test_fusion_rewards_what_both_rankings_found() -> None:
 
 
 def test_a_lighter_ranking_yields_its_first_places() -> None:
-    assert [key for key, _ in fuse(([10, 20], 1.0), ([30, 40], 1.0))][:2] == [30, 10]
+    assert [key for key, _ in fuse(([10, 20], 1.0), ([30, 40], 1.0))][:2] == [10, 30]
     assert [key for key, _ in fuse(([10, 20], 0.5), ([30, 40], 1.0))][:2] == [30, 40]
+
+
+def test_equal_fused_scores_go_to_the_first_ranking_not_the_newer_message() -> None:
+    assert [key for key, _ in fuse(([5, 6], 1.0), ([90, 80], 1.0))] == [5, 90, 6, 80]

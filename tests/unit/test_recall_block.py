@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.budget.assembly import chat_problems, fixed_cost
+from app.budget.assembly import chat_problems
 from app.budget.decision import (
     Message,
     PolicySettings,
@@ -13,6 +13,7 @@ from app.budget.decision import (
     Snapshot,
     decide,
     plan_assembly,
+    with_recall,
 )
 from app.budget.policy import Budget
 from app.budget.recall import (
@@ -22,7 +23,6 @@ from app.budget.recall import (
     previous_recall,
     recall_block,
     shown_again,
-    with_recall,
 )
 from app.search.terms import (
     MAX_QUERY_CHARS,
@@ -139,13 +139,12 @@ def test_the_recall_block_goes_just_before_the_current_turn_and_is_counted() -> 
         new=new,
         turn_seq=3,
         step=0,
-        recall=recall,
-        measure=with_recall(fixed_cost, recall),
     )
-
-    decision = decide(plan_assembly(snapshot))
-
     assert recall is not None
+    alone = decide(plan_assembly(snapshot))
+
+    decision = with_recall(alone, recall, snapshot.previous_fingerprint)
+
     assert decision.accepted
     assert [m["content"] for m in decision.messages[-2:]] == [recall.text, "what was the code?"]
     roles = [m["role"] for m in decision.messages]
@@ -153,6 +152,7 @@ def test_the_recall_block_goes_just_before_the_current_turn_and_is_counted() -> 
     assert chat_problems(decision.messages) == []
     assert decision.blocks[RECALL_BLOCK] == recall.tokens
     assert decision.fingerprint[-2] == recall.fingerprint()
+    assert decision.figures.final == alone.figures.final + recall.tokens
 
 
 @pytest.mark.parametrize("query", ["", "  ", '"*"', "(:)", "_", "x" * (MAX_QUERY_CHARS + 1)])

@@ -1,0 +1,265 @@
+"""Recall at a turn: which messages that left the prompt come back in its recall block
+(app.budget.recall), chosen once the turn's own policy events are decided.
+
+At a turn start the session's messages that left the prompt (summarised or pruned), and
+those leaving it in this very turn, are ranked for the turn's user message: by BM25 over
+their words (``SearchRepository.recall_candidates``), fused by reciprocal rank with the
+semantic ranking of the message when embeddings are configured, then ordered by
+``app.budget.recall.rank``; the best that fit the room the prompt leaves, up to the
+session's share of the budget, make the block. The steps of the turn show the same block
+word for word, made again from the messages its fingerprint entry names: never searched
+again, so the prompt keeps its prefix whichever worker serves the step."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.budget.decision import Decision, with_recall
+from app.budget.recall import (
+    Candidate,
+    RecallBlock,
+    RecallHit,
+    previous_recall,
+    rank,
+    recall_block,
+    shown_again,
+)
+from app.budget.tokens import TokenCounter, content_text
+from app.embeddings.vectors import fuse
+from app.models import MessageState, SessionRecord
+from app.runtime import Runtime
+from app.search.repository import MessageHit, SearchRepository
+from app.search.semantic import SemanticRanking, passage_of
+from app.search.terms import recall_query
+
+#: Candidates each ranking gives per place in the block: the order of ``rank`` is not the
+#: database's, so it chooses among more than it keeps.
+CANDIDATES_PER_HIT = 4
+#: With embeddings, the places the words' own best hits keep ahead of the fused ranking.
+WORDS_FIRST = 2
+_LEFT = (MessageState.SUMMARISED, MessageState.PRUNED)
+_ROLES = ("user", "assistant")
+
+
+class TurnRecall:
+    """One tenant's recall blocks."""
+
+    def __init__(self, db: AsyncSession, *, tenant_id: str, runtime: Runtime) -> None:
+        self.search_index = SearchRepository(db, tenant_id=tenant_id)
+        self.semantic = SemanticRanking(db, tenant_id=tenant_id, runtime=runtime)
+        self.runtime = runtime
+
+    async def shown(
+        self,
+        session: SessionRecord,
+        decision: Decision,
+        counter: TokenCounter,
+        *,
+        turn_seq: int,
+        starts_turn: bool,
+        left_before: int,
+        question: Any,
+    ) -> Decision:
+        """``decision`` (accepted) with the turn's recall block, when the session turned
+        recall on and a block fits what the prompt leaves of its share: at a turn start,
+        chosen for ``question`` (the user message's content) among the ``left_before``
+        messages that had left the prompt and those the decision takes out; at a step, the
+        block of the turn start again. The decision as it is otherwise."""
+        settings = session.recall
+        if not settings or not settings.get("enabled", True) or not decision.accepted:
+            return decision
+        # A share of what the prompt may take: the input budget, or the total cap if smaller.
+        budget = decision.budget.input_budget
+        total_cap = (session.block_caps or {}).get("total")
+        whole = min(budget, total_cap or budget)
+        room = min(int(float(settings.get("share", 0.1)) * whole), whole - decision.figures.final)
+        if starts_turn:
+            block = await self._choose(
+                session,
+                decision,
+                counter,
+                turn_seq=turn_seq,
+                left_before=left_before,
+                question=content_text(question),
+                max_hits=int(settings.get("max_hits", 5)),
+                room=room,
+            )
+        else:
+            block = await self._again(session, counter)
+        if block is None or block.tokens > room:
+            # Recall is a help, never the reason a prompt is refused.
+            return decision
+        return with_recall(decision, block, session.prompt_fingerprint)
+
+    async def _choose(
+        self,
+        session: SessionRecord,
+        decision: Decision,
+        counter: TokenCounter,
+        *,
+        turn_seq: int,
+        left_before: int,
+        question: str,
+        max_hits: int,
+        room: int,
+    ) -> RecallBlock | None:
+        terms, phrases = recall_query(question)
+        leaving = (*decision.summarised_ids, *decision.pruned_ids)
+        # Messages are never deleted and only ever leave the prompt, so the number that
+        # left names the set the search reads: same number, same hits (a turn start refused
+        # and tried again). The creation time tells a session from an erased one of the
+        # same id.
+        left = left_before + len(leaving)
+        if (
+            not (terms or phrases) or not left or room <= 0
+        ):  # nothing to look for, or to find: no search
+            return None
+        meaning = question if self.semantic.enabled else None
+        key = (
+            session.tenant_id,
+            session.id,
+            session.created_at,
+            turn_seq,
+            left,
+            terms,
+            max_hits,
+            meaning,
+        )
+        hits = self.runtime.recalls.get(key)
+        if hits is None:
+            hits = tuple(
+                await self._ranked(
+                    session.id,
+                    question,
+                    terms,
+                    phrases,
+                    meaning,
+                    limit=max_hits * CANDIDATES_PER_HIT,
+                    leaving=leaving,
+                )
+            )
+            self.runtime.recalls.put(key, hits)
+        block = recall_block(hits, room=room, max_hits=max_hits, counter=counter)
+        if block is not None:  # the steps of the turn show it again from these
+            chosen = frozenset(block.message_ids)
+            self.runtime.recalls.put(
+                self._recalled_key(session, block.fingerprint()),
+                tuple(hit for hit in hits if hit.message_id in chosen),
+            )
+        return block
+
+    async def _ranked(
+        self,
+        session_id: str,
+        question: str,
+        terms: tuple[str, ...],
+        phrases: tuple[str, ...],
+        meaning: str | None,
+        *,
+        limit: int,
+        leaving: Sequence[int],
+    ) -> list[RecallHit]:
+        """The messages that left the prompt (or leave it now), in the order the block takes
+        them: by their words alone; with embeddings, the words' first ``WORDS_FIRST``, then
+        the fusion of both rankings. Fusion rather than either one: a message both find
+        comes first and each ranking's best stay near the top; and the words' own best
+        are kept whatever the fusion says, because a message that shares the question's
+        common words and its topic outranks, in a fusion of ranks, the one message that
+        shares its rare words: turning embeddings on must never lose what the words found."""
+        found = await self.search_index.recall_candidates(
+            session_id,
+            terms,
+            phrases,
+            limit=limit,
+            states=_LEFT,
+            roles=_ROLES,
+            also=leaving,
+        )
+        by_words = rank((Candidate(_recall_hit(hit), hit.score) for hit in found), question)
+        fused = await self._fused(session_id, found, meaning, limit=limit, leaving=leaving)
+        if fused is None:
+            return by_words
+        first = by_words[:WORDS_FIRST]
+        kept = {hit.message_id for hit in first}
+        return first + [hit for hit in rank(fused, question) if hit.message_id not in kept]
+
+    async def _fused(
+        self,
+        session_id: str,
+        found: list[MessageHit],
+        meaning: str | None,
+        *,
+        limit: int,
+        leaving: Sequence[int],
+    ) -> list[Candidate] | None:
+        """The full-text hits ``found`` fused by reciprocal rank with the semantic ranking
+        of ``meaning``; None without one (embeddings off, none stored, the API failing)."""
+        if meaning is None:
+            return None
+        near = await self.semantic.rank(
+            session_id, meaning, limit=limit, states=_LEFT, roles=_ROLES, also=leaving
+        )
+        if not near:
+            return None
+        by_id = {hit.message_id: hit for hit in found}
+        fused = fuse(([hit.message_id for hit in found], 1.0), (list(near), 1.0))[:limit]
+        missing = await self.search_index.messages(
+            session_id, [key for key, _ in fused if key not in by_id]
+        )
+        candidates = []
+        for key, score in fused:
+            hit = by_id.get(key) or missing.get(key)
+            if hit is None:
+                continue  # erased meanwhile
+            index = near.get(key)
+            passage = passage_of(hit.content, index) if index is not None else None
+            candidates.append(Candidate(_recall_hit(hit, passage, index), score))
+        return candidates
+
+    async def _again(self, session: SessionRecord, counter: TokenCounter) -> RecallBlock | None:
+        """At a step, the recall block the turn's previous prompt showed (none if it showed
+        none), made again word for word from the messages it names in its fingerprint entry.
+        Read by id, one read, unless this worker made the block."""
+        previous = previous_recall(session.prompt_fingerprint)
+        if previous is None:
+            return None
+        entry, shown = previous
+        key = self._recalled_key(session, entry)
+        hits = self.runtime.recalls.get(key)
+        if hits is None:
+            found = await self.search_index.messages(session.id, [r.message_id for r in shown])
+            hits = tuple(
+                RecallHit(
+                    hit.message_id,
+                    hit.seq,
+                    hit.role,
+                    content_text(hit.content),
+                    passage_of(hit.content, r.passage) if r.passage is not None else None,
+                    r.passage,
+                )
+                for r in shown
+                if (hit := found.get(r.message_id)) is not None
+            )
+            self.runtime.recalls.put(key, hits)
+        block = shown_again(shown, {hit.message_id: hit for hit in hits}, counter)
+        # Stored messages never change: a block that reads otherwise now is not the one shown.
+        return block if block is not None and block.fingerprint() == entry else None
+
+    @staticmethod
+    def _recalled_key(session: SessionRecord, entry: str) -> tuple[object, ...]:
+        """The recalled messages of a recall block, by its fingerprint entry."""
+        return (session.tenant_id, session.id, session.created_at, entry)
+
+
+def _recall_hit(hit: MessageHit, passage: str | None = None, index: int | None = None) -> RecallHit:
+    return RecallHit(
+        hit.message_id,
+        hit.seq,
+        hit.role,
+        content_text(hit.content),
+        passage,
+        index if passage is not None else None,
+    )
