@@ -434,3 +434,222 @@ async def test_a_prompt_that_cannot_fit_is_anthropics_prompt_too_long(
     assert body["error"]["type"] == "invalid_request_error"
     assert body["contextd"]["audit_id"] > 0
     assert upstream.requests == []
+
+
+# -- an upstream that fails ----------------------------------------------------------------------
+
+
+async def test_a_stream_reset_midway_raises_in_the_sdk_and_its_retry_completes_the_turn(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    upstream.fault, upstream.fault_count = "reset", 1
+    upstream.tool_rounds = 0  # the model answers at once
+    client = openai_sdk(proxy, "agent-reset")
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Tell me."}]
+
+    with pytest.raises(openai.APIError):
+        await _streamed_openai_message(client, messages)
+    # The agent retries the very same request: the assembly is replayed, not stored again.
+    answer = await _streamed_openai_message(client, messages)
+
+    stored = await _stored(contextd, "agent-reset")
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[1]["content"] == answer["content"]
+    turn = (await contextd.get(f"/v1/sessions/agent-reset/turns/{stored[0]['turn_id']}")).json()
+    assert turn["status"] == "completed"
+
+
+async def test_an_upstream_that_hangs_is_a_502_with_retry_after(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    upstream.fault, upstream.fault_count = "hang", 1
+    client = openai_sdk(proxy, "agent-hang")
+
+    with pytest.raises(openai.APIStatusError) as raised:
+        await client.chat.completions.create(
+            model="gpt-4", messages=[{"role": "user", "content": "Hello"}]
+        )
+
+    assert raised.value.status_code == 502
+    assert raised.value.response.headers["retry-after"] == "2"
+    assert raised.value.code == "upstream_failed"
+    stored = await _stored(contextd, "agent-hang")
+    assert [m["role"] for m in stored] == ["user"]  # the turn waits for its answer
+
+
+async def test_an_upstream_answering_garbage_is_a_502_and_stores_no_answer(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    upstream.fault, upstream.fault_count = "garbage", 1
+    client = anthropic_sdk(proxy, "claude-garbage")
+
+    with pytest.raises(anthropic.APIStatusError) as raised:
+        await client.messages.create(
+            model="claude-test", max_tokens=100, messages=[{"role": "user", "content": "Hi"}]
+        )
+
+    assert raised.value.status_code == 502
+    body = raised.value.body
+    assert isinstance(body, dict)
+    assert body["error"]["type"] == "api_error"
+    assert [m["role"] for m in await _stored(contextd, "claude-garbage")] == ["user"]
+
+
+async def test_an_agent_that_moves_on_after_a_failure_closes_the_failed_turn(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    upstream.fault, upstream.fault_count = "overloaded", 1
+    client = openai_sdk(proxy, "agent-moves-on")
+    with pytest.raises(openai.InternalServerError):
+        await client.chat.completions.create(
+            model="gpt-4", messages=[{"role": "user", "content": "First try"}]
+        )
+
+    await client.chat.completions.create(
+        model="gpt-4", messages=[{"role": "user", "content": "Something else"}]
+    )
+
+    stored = await _stored(contextd, "agent-moves-on")
+    assert [m["content"] for m in stored if m["role"] == "user"] == ["First try", "Something else"]
+    first = stored[0]["turn_id"]
+    turn = (await contextd.get(f"/v1/sessions/agent-moves-on/turns/{first}")).json()
+    assert turn["status"] == "failed"
+
+
+# -- history matching ------------------------------------------------------------------------------
+
+
+async def test_a_new_session_takes_in_the_history_the_agent_already_has(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    client = openai_sdk(proxy, "agent-import")
+    history: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "My name is Ana."},
+        {"role": "assistant", "content": "Hello Ana."},
+        {"role": "user", "content": "Find flights."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_a", "type": "function",
+                 "function": {"name": "search", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_a", "content": "3 flights"},
+        {"role": "assistant", "content": "I found 3 flights."},
+        {"role": "user", "content": "Book the first."},
+    ]  # fmt: skip
+
+    raw = await client.chat.completions.with_raw_response.create(
+        model="gpt-4", messages=cast(Any, history)
+    )
+
+    assert raw.headers["x-contextd-history"] == "imported"
+    stored = await _stored(contextd, "agent-import")
+    assert [m["role"] for m in stored] == [
+        "user", "assistant", "user", "assistant", "tool", "assistant", "user", "assistant",
+    ]  # fmt: skip
+    assert upstream.refusals == []
+    row = (await contextd.get(f"/v1/audit/{raw.headers['x-contextd-audit-id']}")).json()
+    assert row["block_telemetry"]["drop_in"] == {"history": "imported", "imported_messages": 6}
+
+
+async def test_an_agent_that_trimmed_its_own_history_still_extends_the_session(
+    proxy: FastAPI, contextd: httpx.AsyncClient
+) -> None:
+    client = openai_sdk(proxy, "agent-trims")
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    await _openai_turn(client, messages, "One")
+    await _openai_turn(client, messages, "Two")
+
+    kept = [messages[0], *messages[-2:], {"role": "user", "content": "Three"}]
+    raw = await client.chat.completions.with_raw_response.create(
+        model="gpt-4", messages=cast(Any, kept)
+    )
+
+    assert raw.headers["x-contextd-history"] == "extends"
+    stored = await _stored(contextd, "agent-trims")
+    assert [m["content"] for m in stored if m["role"] == "user"] == ["One", "Two", "Three"]
+    # contextd's prompt still has the turns the agent dropped.
+    prompt = (await contextd.get(f"/v1/audit/{raw.headers['x-contextd-audit-id']}")).json()
+    assert len(prompt["kept_message_ids"]) == len(stored) - 1
+
+
+async def test_an_edited_history_is_marked_diverged_and_nothing_stored_is_lost(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    client = openai_sdk(proxy, "agent-edits")
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    await _openai_turn(client, messages, "My budget is 500 euros.")
+    before = await _stored(contextd, "agent-edits")
+
+    edited = [
+        messages[0],
+        {"role": "user", "content": "My budget is 900 euros."},
+        {"role": "assistant", "content": "Noted: 900 euros."},
+        {"role": "user", "content": "What is my budget?"},
+    ]
+    raw = await client.chat.completions.with_raw_response.create(
+        model="gpt-4", messages=cast(Any, edited)
+    )
+
+    assert raw.headers["x-contextd-history"] == "diverged"
+    stored = await _stored(contextd, "agent-edits")
+    assert stored[: len(before)] == before  # what was stored stays, as it was
+    assert [m["content"] for m in stored[len(before) :] if m["role"] == "user"] == [
+        "What is my budget?"
+    ]
+    row = (await contextd.get(f"/v1/audit/{raw.headers['x-contextd-audit-id']}")).json()
+    assert row["block_telemetry"]["drop_in"] == {
+        "history": "diverged",
+        "sent_messages": 2,
+        "unmatched_messages": 2,
+    }
+    assert upstream.refusals == []
+
+
+# -- stateless ---------------------------------------------------------------------------------
+
+
+async def test_without_a_session_the_request_is_trimmed_to_fit_and_nothing_is_stored(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    client = openai_sdk(proxy, None)
+    history: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    for turn in range(12):
+        history += [
+            {"role": "user", "content": f"Question {turn}"},
+            {"role": "assistant", "content": words(600, seed=turn)},
+        ]
+    history.append({"role": "user", "content": "Last question"})
+
+    raw = await client.chat.completions.with_raw_response.create(
+        model="gpt-4", messages=cast(Any, history)
+    )
+
+    assert raw.headers["x-contextd-mode"] == "stateless"
+    sent = upstream.requests[-1]["messages"]
+    assert len(sent) == len(history)  # trimmed in place: every message still there
+    assert any(m["content"] == "[trimmed]" for m in sent)
+    assert int(raw.headers["x-contextd-prompt-tokens"]) <= int(
+        raw.headers["x-contextd-input-budget"]
+    )
+    assert upstream.refusals == []
+    assert (await contextd.get("/v1/audit")).json()["items"] == []  # no assembly, no audit
+
+
+async def test_malformed_messages_are_the_providers_400_with_what_is_wrong(
+    proxy: FastAPI, upstream: FakeUpstream
+) -> None:
+    client = anthropic_sdk(proxy, "claude-bad")
+
+    with pytest.raises(anthropic.BadRequestError) as raised:
+        await client.messages.create(
+            model="claude-test",
+            max_tokens=100,
+            messages=cast(Any, [{"role": "user", "content": [{"type": "video", "url": "x"}]}]),
+        )
+
+    assert "messages[0].content[0] (video)" in raised.value.message
+    assert upstream.requests == []
