@@ -46,7 +46,9 @@ from app.tokens.budgets import resolve_budget
 
 logger = logging.getLogger(__name__)
 
-router = APIRouter(tags=["drop-in"])
+# Out of contextd's OpenAPI document: each takes and answers its provider's own protocol,
+# whose reference is the provider's (docs/drop-in.md links them).
+router = APIRouter(tags=["drop-in"], include_in_schema=False)
 
 SESSION_HEADER = "x-contextd-session"
 KEY_HEADER = "x-contextd-key"
@@ -58,13 +60,13 @@ OVERHEAD_HEADER = "x-contextd-overhead-duration-ms"
 _unit_of_work = asynccontextmanager(get_db)
 
 
-@router.post("/v1/chat/completions", include_in_schema=True)
+@router.post("/v1/chat/completions")
 async def chat_completions(request: Request) -> Response:
     """OpenAI Chat Completions, as the agent would send it to OpenAI (docs/drop-in.md)."""
     return await _handle(request, "openai")
 
 
-@router.post("/v1/messages", include_in_schema=True)
+@router.post("/v1/messages")
 async def messages(request: Request) -> Response:
     """Anthropic Messages, as the agent would send it to Anthropic (docs/drop-in.md)."""
     return await _handle(request, "anthropic")

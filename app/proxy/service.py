@@ -166,7 +166,8 @@ class DropInService:
         conversation: Conversation,
     ) -> None:
         """Lock the session (created from the request's model, system text, tools and output
-        limit when it does not exist yet); a system text or tools that changed update it."""
+        limit when it does not exist yet); a system text or tools that changed update a session
+        made that way."""
         tools = chat_tools(protocol, body.get("tools"))
         record = await self.session_rows.get(session_id, lock=True)
         if record is None:
@@ -187,6 +188,8 @@ class DropInService:
             record = await self.session_rows.get(session_id, lock=True)
             assert record is not None
             return
+        if not str((record.session_metadata or {}).get("created_by", "")).startswith("drop-in"):
+            return  # a session made with the sessions API keeps its own layers and tools
         changes: dict[str, Any] = {}
         if record.system_global != conversation.system:
             changes["system"] = SystemLayers.model_validate(
