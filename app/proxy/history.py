@@ -87,7 +87,8 @@ def plan(units: Sequence[Unit], stored_tail: Sequence[Fingerprint]) -> Plan:
     anchor = list(stored_tail[-min(len(stored_tail), ANCHOR, max(len(flat), 1)) :])
     if len(flat) < len(anchor):
         anchor = anchor[len(anchor) - len(flat) :]
-    end = _last_match(flat, anchor) if anchor else None
+    # Nothing before the new part: the agent keeps no history of its own (contextd does).
+    end = _last_match(flat, anchor) if anchor else len(flat)
     if end == len(flat):
         return Plan((), new, "extends", note={"history": "extends"})
     if end is not None and end in ends:
