@@ -653,3 +653,56 @@ async def test_malformed_messages_are_the_providers_400_with_what_is_wrong(
 
     assert "messages[0].content[0] (video)" in raised.value.message
     assert upstream.requests == []
+
+
+# -- images ----------------------------------------------------------------------------------------
+
+#: A 1x1 PNG.
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAE"
+    "hQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+async def test_an_image_from_an_openai_agent_reaches_the_model_and_is_stored(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    client = openai_sdk(proxy, "agent-image")
+    url = f"data:image/png;base64,{PIXEL}"
+    content = [
+        {"type": "text", "text": "What is in this picture?"},
+        {"type": "image_url", "image_url": {"url": url}},
+    ]
+
+    await client.chat.completions.create(
+        model="gpt-4", messages=[{"role": "user", "content": cast(Any, content)}]
+    )
+
+    sent = upstream.requests[-1]["messages"][-1]
+    assert sent == {"role": "user", "content": content}
+    assert (await _stored(contextd, "agent-image"))[0]["content"] == content
+
+
+async def test_an_image_from_a_claude_agent_reaches_the_model_as_an_image_block(
+    proxy: FastAPI, upstream: FakeUpstream
+) -> None:
+    client = anthropic_sdk(proxy, "claude-image")
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": PIXEL},
+    }
+
+    await client.messages.create(
+        model="claude-test",
+        max_tokens=100,
+        messages=cast(
+            Any, [{"role": "user", "content": [{"type": "text", "text": "What?"}, image]}]
+        ),
+    )
+
+    blocks = upstream.requests[-1]["messages"][-1]["content"]
+    assert {"type": "text", "text": "What?"} in [
+        {k: v for k, v in b.items() if k != "cache_control"} for b in blocks
+    ]
+    assert image in [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+    assert upstream.refusals == []
