@@ -16,22 +16,30 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.dependencies import caller_for_key
 from app.auth.service import Caller, Scope
-from app.budget.tokens import count_message, count_tools, reply_priming
+from app.budget.tokens import TokenCounter, count_message, count_tools, reply_priming
 from app.budget.trim import normalise, trim_messages
 from app.db import get_db
 from app.errors import BudgetExceededError, ServiceError
 from app.proxy.answer import Answer, StreamRecorder, answer_of_body
-from app.proxy.conversation import Conversation, ConversationError, Protocol, read_conversation
+from app.proxy.conversation import (
+    AssistantUnit,
+    Conversation,
+    ConversationError,
+    Protocol,
+    UserUnit,
+    read_conversation,
+)
 from app.proxy.errors import ProxyError, context_length_error
 from app.proxy.service import DropInService, Prepared, ReplayedRejection, chat_tools
 from app.proxy.upstream import (
@@ -58,6 +66,9 @@ AUDIT_ID_HEADER = "x-contextd-audit-id"
 OVERHEAD_HEADER = "x-contextd-overhead-duration-ms"
 
 _unit_of_work = asynccontextmanager(get_db)
+
+#: Stores the provider's answer once it is whole (nothing, without a session).
+Recorder = Callable[[Answer], Awaitable[None]]
 
 
 @router.post("/v1/chat/completions")
@@ -121,7 +132,7 @@ def _as_proxy_error(error: ServiceError, protocol: Protocol) -> ProxyError:
     )
 
 
-async def _caller(request: Request, db: Any) -> Caller:
+async def _caller(request: Request, db: AsyncSession) -> Caller:
     caller = await caller_for_key(
         request, db, request.headers.get(KEY_HEADER), header="X-Contextd-Key:"
     )
@@ -287,10 +298,8 @@ async def _stateless(
     return await _forward(request, protocol, forward, headers, started, record)
 
 
-def _anthropic_tokens(conversation: Conversation, counter: Any) -> int:
+def _anthropic_tokens(conversation: Conversation, counter: TokenCounter) -> int:
     """An estimate of an Anthropic request in chat terms: every unit's text, as messages."""
-    from app.proxy.conversation import AssistantUnit, UserUnit
-
     total = count_message(counter, {"role": "system", "content": conversation.system or ""})
     for unit in conversation.units:
         if isinstance(unit, UserUnit):
@@ -313,7 +322,7 @@ async def _forward(
     forward: dict[str, Any],
     headers: dict[str, str],
     started: float,
-    record: Any,
+    record: Recorder,
 ) -> Response:
     settings = _runtime(request).settings
     url = upstream_url(settings, protocol, str(forward["model"]))
@@ -348,8 +357,7 @@ async def _forward(
             await response.aclose()
         upstream_seconds = time.perf_counter() - sent
         if response.status_code < 400:
-            answer = _whole_answer(protocol, content)
-            await record(answer)
+            await _record_safely(record, _whole_answer(protocol, content))
         overhead_ms = (time.perf_counter() - started - upstream_seconds) * 1000
         # An upstream error passes through as it came, status and body.
         return Response(
@@ -379,7 +387,9 @@ def _whole_answer(protocol: Protocol, content: bytes) -> Answer:
     return answer
 
 
-async def _relay(protocol: Protocol, response: httpx.Response, record: Any) -> AsyncIterator[bytes]:
+async def _relay(
+    protocol: Protocol, response: httpx.Response, record: Recorder
+) -> AsyncIterator[bytes]:
     """The upstream's events as they come, each read by the recorder on its way; the answer
     recorded once the stream ended as the provider ends one."""
     recorder = StreamRecorder(protocol)
@@ -401,10 +411,16 @@ async def _relay(protocol: Protocol, response: httpx.Response, record: Any) -> A
         if not recorder.finished:
             yield _error_event(protocol, "the upstream's stream ended before its end")
         return
+    await _record_safely(record, answer)
+
+
+async def _record_safely(record: Recorder, answer: Answer) -> None:
+    """Record an answer the agent gets either way: when it cannot be stored now (the database
+    is away), the agent's next request brings it back and it is imported then."""
     try:
         await record(answer)
     except Exception:
-        logger.exception("the answer of a streamed call could not be recorded")
+        logger.exception("the provider's answer could not be recorded; it is imported later")
 
 
 def _error_event(protocol: Protocol, message: str) -> bytes:
