@@ -187,6 +187,7 @@ async def _in_session(
                 protocol=protocol,
                 path=request.url.path,
                 body=body,
+                raw_body=await request.body(),
                 conversation=conversation,
             )
     except ServiceError as error:

@@ -75,6 +75,9 @@ def plan(units: Sequence[Unit], stored_tail: Sequence[Fingerprint]) -> Plan:
     """Match ``units`` (the request's, system aside) against ``stored_tail``, the session's
     last stored messages (oldest first, at most :data:`ANCHOR`)."""
     before, new = split_new(units)
+    if stored_tail and _ends_with(before, stored_tail):
+        # The usual call: answered without reading the agent's whole history.
+        return Plan((), new, "extends", note={"history": "extends"})
     flat: list[Fingerprint] = []
     #: For each unit of ``before``, the index in ``flat`` just past its messages.
     ends: list[int] = []
@@ -112,6 +115,18 @@ def plan(units: Sequence[Unit], stored_tail: Sequence[Fingerprint]) -> Plan:
             "unmatched_messages": unmatched,
         },
     )
+
+
+def _ends_with(before: Sequence[Unit], stored_tail: Sequence[Fingerprint]) -> bool:
+    """Whether the last messages of ``before`` are the stored tail (all of it, or as much of
+    it as the agent kept), reading only the units at the end."""
+    tail: list[Fingerprint] = []
+    for unit in reversed(before):
+        tail[:0] = unit_fingerprints(unit)
+        if len(tail) >= len(stored_tail):
+            break
+    size = min(len(tail), len(stored_tail))
+    return size > 0 and tail[len(tail) - size :] == list(stored_tail[len(stored_tail) - size :])
 
 
 def _last_match(flat: Sequence[Fingerprint], anchor: Sequence[Fingerprint]) -> int | None:

@@ -68,12 +68,13 @@ class Prepared:
     history: str
 
 
-def request_key(protocol: Protocol, session_id: str, body: Mapping[str, Any]) -> str:
-    """The idempotency key of a drop-in request: the same body on the same session is the
-    same request (SDKs retry with the very same body)."""
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    digest = hashlib.sha256(f"{protocol}\n{session_id}\n{canonical}".encode()).hexdigest()
-    return f"drop-in:{digest}"
+def request_key(protocol: Protocol, session_id: str, raw_body: bytes) -> str:
+    """The idempotency key of a drop-in request: the same bytes on the same session are the
+    same request (an SDK retries with the very body it sent; hashing the bytes costs a few
+    milliseconds even for a long history, where re-serialising it would cost tens)."""
+    digest = hashlib.sha256(f"{protocol}\n{session_id}\n".encode())
+    digest.update(raw_body)
+    return f"drop-in:{digest.hexdigest()}"
 
 
 def chat_tools(protocol: Protocol, tools: Any) -> list[dict[str, Any]] | None:
@@ -128,6 +129,7 @@ class DropInService:
         protocol: Protocol,
         path: str,
         body: Mapping[str, Any],
+        raw_body: bytes,
         conversation: Conversation,
     ) -> Prepared:
         """Store what is new in the request and assemble its prompt (see the module)."""
@@ -140,7 +142,7 @@ class DropInService:
             made.append(Prepared(assembly, str(note["history"])))
             return assembly
 
-        key = request_key(protocol, session_id, body)
+        key = request_key(protocol, session_id, raw_body)
         result = await self.idempotency.run(
             key,
             request=("POST", path, _Fingerprint(key)),
