@@ -10,7 +10,7 @@ refuses what the provider refuses (over 8192 tokens, orphan tool results, unansw
 roles out of alternation, thinking blocks not byte-exact). contextd runs in process (the SDKs
 call it through their HTTP client's ASGI transport) on a fresh SQLite file or Postgres.
 
-    python -m bench.drop_in_agent [--turns 300] [--postgres]
+    python -m bench.drop_in_agent [--turns 300] [--postgres] [--sdk openai|anthropic]
 
 Figures per SDK and mode: calls, context-length errors, invalid requests (any 4xx the model or
 contextd answered), calls audited (an audit id in the response headers), summaries and prunes,
@@ -232,7 +232,7 @@ async def contextd(database_url: str, upstream: FakeUpstream, folder: Path) -> A
         yield app
 
 
-async def run(turns: int, postgres: bool) -> list[str]:
+async def run(turns: int, postgres: bool, only: str | None = None) -> list[str]:
     lines = [
         f"{turns} turns per agent, 8k window, 2 rounds of 2 tool calls per turn\n",
         "| SDK | mode | calls | context-length errors | invalid requests | audited calls "
@@ -246,6 +246,8 @@ async def run(turns: int, postgres: bool) -> list[str]:
         ("anthropic", True, anthropic_agent),
     ]
     for sdk, stream, agent in agents:
+        if only is not None and only != sdk:
+            continue
         with (
             serve_fake_upstream(tool_rounds=2, parallel_calls=2, answer_chars=300) as upstream,
             tempfile.TemporaryDirectory() as folder,
@@ -281,8 +283,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--sdk", choices=["openai", "anthropic"], help="run one SDK's agents")
     arguments = parser.parse_args()
-    lines = asyncio.run(run(arguments.turns, arguments.postgres))
+    lines = asyncio.run(run(arguments.turns, arguments.postgres, arguments.sdk))
     print("\n".join(lines))  # noqa: T201
 
 
