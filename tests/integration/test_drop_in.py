@@ -17,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 
 from tests.conftest import RunningApp
-from tests.fake_upstream import PROVIDER_KEY, FakeUpstream, serve_fake_upstream
+from tests.fake_upstream import PROVIDER_KEY, FakeUpstream, prompt_tokens, serve_fake_upstream
 from tests.support import words
 
 TOOLS_OPENAI: list[Any] = [
@@ -706,3 +706,19 @@ async def test_an_image_from_a_claude_agent_reaches_the_model_as_an_image_block(
     ]
     assert image in [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
     assert upstream.refusals == []
+
+
+async def test_the_providers_usage_reaches_each_assemblys_audit_row(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    client = anthropic_sdk(proxy, "claude-usage")
+    messages: list[dict[str, Any]] = []
+
+    await _anthropic_turn(client, messages, "Look it up.", stream=True)
+
+    rows = sorted(await _audit(contextd, "claude-usage"), key=lambda row: row["step"])
+    assert [row["step"] for row in rows] == [0, 1]
+    # The fake serves up to 1024 prompt tokens from its cache when there is a system prompt:
+    # the tool-calling answer's figure lands on step 0, the final answer's on step 1.
+    served = [min(prompt_tokens(request), 1024) for request in upstream.requests]
+    assert [row["cache_read_tokens"] for row in rows] == served
