@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.repository import AuditRepository
 from app.db import WriteBatch
-from app.errors import ConflictError
+from app.errors import BudgetExceededError, ConflictError
 from app.idempotency.service import IdempotencyService
 from app.metrics import model_label
 from app.proxy.answer import Answer
@@ -219,13 +219,20 @@ class DropInService:
                 session_id, protocol, group, open_turn, conversation
             )
             skipped += was_skipped
-        _, assembly, _ = await self._apply(
-            session_id, protocol, matched.new, open_turn, conversation, reopen=True
-        )
-        if assembly is None:  # the new part is a start or a step: it always assembles
-            raise ConversationError("messages: nothing to send")
         if skipped:
             note["not_imported_messages"] = skipped
+        try:
+            _, assembly, _ = await self._apply(
+                session_id, protocol, matched.new, open_turn, conversation, reopen=True
+            )
+        except BudgetExceededError as error:
+            # The rejection's audit row is kept: it says how the history matched too.
+            audit_id = (error.details or {}).get("audit_id")
+            if isinstance(audit_id, int):
+                await self.proxy.note_on_audit(audit_id, note)
+            raise
+        if assembly is None:  # the new part is a start or a step: it always assembles
+            raise ConversationError("messages: nothing to send")
         return assembly, note
 
     async def _apply(

@@ -259,6 +259,7 @@ async def test_a_prompt_that_cannot_fit_is_openais_context_length_error(
     audit_id = body["contextd"]["audit_id"]
     row = (await contextd.get(f"/v1/audit/{audit_id}")).json()
     assert row["overflow_rejected"] is True
+    assert row["block_telemetry"]["drop_in"] == {"history": "new", "imported_messages": 0}
     assert upstream.requests == []  # nothing went to the provider
     assert await _stored(contextd, "agent-huge") == []
 
@@ -722,3 +723,22 @@ async def test_the_providers_usage_reaches_each_assemblys_audit_row(
     # the tool-calling answer's figure lands on step 0, the final answer's on step 1.
     served = [min(prompt_tokens(request), 1024) for request in upstream.requests]
     assert [row["cache_read_tokens"] for row in rows] == served
+
+
+async def test_a_rejected_request_sent_again_is_rejected_again_without_a_second_audit_row(
+    proxy: FastAPI, contextd: httpx.AsyncClient
+) -> None:
+    client = openai_sdk(proxy, "agent-huge-again")
+    request: dict[str, Any] = {
+        "model": "gpt-4",
+        "messages": [{"role": "user", "content": words(9000)}],
+    }
+
+    with pytest.raises(openai.BadRequestError) as first:
+        await client.chat.completions.create(**request)
+    with pytest.raises(openai.BadRequestError) as second:
+        await client.chat.completions.create(**request)
+
+    assert second.value.code == "context_length_exceeded"
+    assert second.value.body == first.value.body
+    assert len(await _audit(contextd, "agent-huge-again")) == 1
