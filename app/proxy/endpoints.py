@@ -115,7 +115,7 @@ def _conversation(protocol: Protocol, body: Mapping[str, Any]) -> Conversation:
 async def _json_body(request: Request) -> dict[str, Any]:
     try:
         body = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError) as error:
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
         raise ProxyError(400, "invalid_request", f"the body is not JSON: {error}") from error
     if not isinstance(body, dict):
         raise ProxyError(400, "invalid_request", "the body must be a JSON object")

@@ -742,3 +742,22 @@ async def test_a_rejected_request_sent_again_is_rejected_again_without_a_second_
     assert second.value.code == "context_length_exceeded"
     assert second.value.body == first.value.body
     assert len(await _audit(contextd, "agent-huge-again")) == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"{not json", b"[1, 2]", b"[" * 100_000 + b"]" * 100_000, b'{"messages": []}'],
+    ids=["not-json", "not-an-object", "too-deep", "no-model"],
+)
+async def test_a_body_that_is_no_request_is_a_400_in_the_providers_shape(
+    contextd: httpx.AsyncClient, upstream: FakeUpstream, body: bytes
+) -> None:
+    response = await contextd.post(
+        "/v1/chat/completions",
+        content=body,
+        headers={"content-type": "application/json", "X-Contextd-Session": "s"},
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "invalid_request_error"
+    assert upstream.requests == []
