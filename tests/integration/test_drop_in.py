@@ -761,3 +761,31 @@ async def test_a_body_that_is_no_request_is_a_400_in_the_providers_shape(
     assert response.status_code == 400
     assert response.json()["error"]["type"] == "invalid_request_error"
     assert upstream.requests == []
+
+
+async def test_tool_results_on_a_turn_already_answered_start_that_turn_again(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    upstream.tool_rounds = 0  # the model answers without tools
+    client = openai_sdk(proxy, "agent-rewinds")
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    await _openai_turn(client, messages, "Check the weather.")
+    # The agent replaces the answer by a tool call of its own, and sends its result.
+    call = {"id": "call_own", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+    rewound = [
+        *messages[:-1],
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_own", "content": "sunny"},
+    ]
+
+    raw = await client.chat.completions.with_raw_response.create(
+        model="gpt-4", messages=cast(Any, rewound)
+    )
+
+    assert raw.headers["x-contextd-history"] == "diverged"
+    stored = await _stored(contextd, "agent-rewinds")
+    assert [(m["role"], m["turn_seq"]) for m in stored] == [
+        ("user", 1), ("assistant", 1), ("user", 2), ("assistant", 2), ("tool", 2), ("assistant", 2),
+    ]  # fmt: skip
+    assert stored[2]["content"] == "Check the weather."
+    assert upstream.refusals == []
