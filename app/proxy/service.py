@@ -83,7 +83,15 @@ def chat_tools(protocol: Protocol, tools: Any) -> list[dict[str, Any]] | None:
     if not isinstance(tools, list) or not tools:
         return None
     if protocol == "openai":
-        return [tool for tool in tools if isinstance(tool, dict)]
+        # Function tools, as sessions count them (custom tools: the provider's to count).
+        functions = [
+            {"type": "function", "function": tool["function"]}
+            for tool in tools
+            if isinstance(tool, dict)
+            and tool.get("type", "function") == "function"
+            and isinstance(tool.get("function"), dict)
+        ]
+        return functions or None
     converted = [
         {
             "type": "function",
