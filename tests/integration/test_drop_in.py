@@ -789,3 +789,24 @@ async def test_tool_results_on_a_turn_already_answered_start_that_turn_again(
     ]  # fmt: skip
     assert stored[2]["content"] == "Check the weather."
     assert upstream.refusals == []
+
+
+async def test_a_stateless_anthropic_request_goes_as_sent_when_it_fits(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    client = anthropic_sdk(proxy, None)
+    messages: list[Any] = [{"role": "user", "content": "Hello"}]
+
+    await client.messages.create(
+        model="claude-test", max_tokens=100, system=SYSTEM, messages=messages
+    )
+    with pytest.raises(anthropic.BadRequestError) as raised:
+        await client.messages.create(
+            model="claude-test", max_tokens=100, messages=[{"role": "user", "content": words(9000)}]
+        )
+
+    assert upstream.requests[0]["messages"] == messages
+    assert upstream.requests[0]["system"] == SYSTEM
+    assert len(upstream.requests) == 1
+    assert "prompt is too long" in raised.value.message
+    assert (await contextd.get("/v1/audit")).json()["items"] == []
