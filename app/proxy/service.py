@@ -181,20 +181,24 @@ class DropInService:
         tools = chat_tools(protocol, body.get("tools"))
         record = await self.session_rows.get(session_id, lock=True)
         if record is None:
-            # A concurrent first request may have made it: the lock below waits for it.
+            # A concurrent first request may have made it: the lock below waits for it. In a
+            # savepoint, so that the refused insert leaves this transaction usable.
             with suppress(ConflictError):
-                await self.sessions.create(
-                    SessionCreate.model_validate(
-                        {
-                            "id": session_id,
-                            "model": body.get("model"),
-                            "system": SystemLayers.model_validate({"global": conversation.system}),
-                            "tools": tools,
-                            "max_output_tokens": max_output_tokens(body),
-                            "metadata": {"created_by": f"drop-in {protocol}"},
-                        }
+                async with self.db.begin_nested():
+                    await self.sessions.create(
+                        SessionCreate.model_validate(
+                            {
+                                "id": session_id,
+                                "model": body.get("model"),
+                                "system": SystemLayers.model_validate(
+                                    {"global": conversation.system}
+                                ),
+                                "tools": tools,
+                                "max_output_tokens": max_output_tokens(body),
+                                "metadata": {"created_by": f"drop-in {protocol}"},
+                            }
+                        )
                     )
-                )
             record = await self.session_rows.get(session_id, lock=True)
             assert record is not None
             return

@@ -4,6 +4,7 @@ refuses what the real providers refuse (tests/fake_upstream.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -810,3 +811,23 @@ async def test_a_stateless_anthropic_request_goes_as_sent_when_it_fits(
     assert len(upstream.requests) == 1
     assert "prompt is too long" in raised.value.message
     assert (await contextd.get("/v1/audit")).json()["items"] == []
+
+
+async def test_two_first_calls_at_once_make_one_session_and_both_are_answered(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    client = openai_sdk(proxy, "agent-racing")
+
+    answers = await asyncio.gather(
+        *(
+            client.chat.completions.create(
+                model="gpt-4", messages=[{"role": "user", "content": f"Hello {number}"}]
+            )
+            for number in range(2)
+        )
+    )
+
+    assert all(answer.choices[0].message.content for answer in answers)
+    stored = await _stored(contextd, "agent-racing")
+    assert sorted(m["content"] for m in stored if m["role"] == "user") == ["Hello 0", "Hello 1"]
+    assert upstream.refusals == []
