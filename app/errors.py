@@ -165,7 +165,18 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ),
     ErrorCode("internal_error", 500, "a bug: it has been logged"),
     ErrorCode(
+        "upstream_failed",
+        502,
+        "drop-in endpoints: the model's upstream timed out, broke off or answered something "
+        "that is not its protocol; retry after Retry-After",
+    ),
+    ErrorCode(
         "database_unavailable", 503, "the database cannot be reached: retry after Retry-After"
+    ),
+    ErrorCode(
+        "upstream_unavailable",
+        503,
+        "drop-in endpoints: the model's upstream cannot be reached; retry after Retry-After",
     ),
 )
 
@@ -192,9 +203,10 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
             f"`{error.code}`: {error.meaning}" for error in ERROR_CODES if error.status == status
         ),
     }
-    for status in sorted({error.status for error in ERROR_CODES} - {500})
+    for status in sorted({error.status for error in ERROR_CODES} - {500, 502})
 }
-"""The error answers of the API, as OpenAPI documents them."""
+"""The error answers of the API, as OpenAPI documents them (a 502 is the drop-in endpoints'
+alone, which answer in the provider's shape)."""
 
 
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:

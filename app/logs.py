@@ -152,7 +152,11 @@ class RequestLogging:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message = {**message, "headers": [*message.get("headers", ()), echoed]}
+                headers = message.get("headers", ())
+                # A provider's answer relayed by the drop-in endpoints keeps its own request id
+                # (the SDKs read it as the provider's).
+                if not any(name.lower() == _REQUEST_ID_KEY for name, _ in headers):
+                    message = {**message, "headers": [*headers, echoed]}
             await send(message)
 
         try:

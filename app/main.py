@@ -34,6 +34,8 @@ from app.errors import (
 from app.limits import BodySizeLimit, FinishDespiteHangUp
 from app.logs import configure_logging, install_request_logging
 from app.metrics import Metrics, install_metrics
+from app.proxy.endpoints import close_upstream_client
+from app.proxy.endpoints import router as drop_in_router
 from app.runtime import Runtime
 from app.search.endpoints import router as search_router
 from app.sessions.endpoints import router as sessions_router
@@ -213,6 +215,7 @@ def create_app(
                 await runtime.summarizer.aclose()
             if runtime.embedder is not None:
                 await runtime.embedder.aclose()
+            await close_upstream_client(app)
             await engine.dispose()
             if tracing is not None:
                 tracing.shutdown()
@@ -248,6 +251,7 @@ def create_app(
     app.include_router(tokens_router)
     app.include_router(summary_jobs_router)
     app.include_router(search_router)
+    app.include_router(drop_in_router)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:

@@ -196,6 +196,30 @@ class Settings(BaseSettings):
         default=3, ge=1, description="Claims of one job before it is marked failed."
     )
 
+    # The drop-in endpoints (docs/drop-in.md): where each request is forwarded. Configuration
+    # only: a request never names its upstream.
+    proxy_openai_base_url: str = Field(
+        default="https://api.openai.com/v1",
+        description="Where POST /v1/chat/completions forwards: {base}/chat/completions.",
+    )
+    proxy_anthropic_base_url: str = Field(
+        default="https://api.anthropic.com",
+        description="Where POST /v1/messages forwards: {base}/v1/messages.",
+    )
+    proxy_model_base_urls: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Per model, a base URL that replaces the provider's (vLLM, Ollama, LiteLLM, "
+            'OpenRouter…), as JSON: {"llama-3.1-8b": "http://127.0.0.1:8000/v1"}.'
+        ),
+    )
+    proxy_connect_timeout_seconds: float = Field(default=10.0, gt=0)
+    proxy_read_timeout_seconds: float = Field(
+        default=600.0,
+        gt=0,
+        description="Longest silence of the upstream (between two chunks of a stream).",
+    )
+
     # Embeddings for search and recall (README "Search and recall"). Off unless both the base
     # URL and the model are set: then full-text search alone, and no embedding work at all.
     embeddings_base_url: str | None = Field(

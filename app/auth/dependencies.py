@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.service import OPEN_CALLER, Caller, KeyService, Scope
 from app.db import DbSession
@@ -26,10 +27,19 @@ async def get_caller(request: Request, db: DbSession, credentials: Credentials) 
     """The key's tenant and scopes; with no key in the database (and a bind that allows it),
     the open caller. A key that is sent is always checked, open or not. Both answers come
     from the process's key cache while it trusts them (``api_key_cache_seconds``)."""
+    return await caller_for_key(
+        request, db, credentials.credentials if credentials is not None else None
+    )
+
+
+async def caller_for_key(
+    request: Request, db: AsyncSession, key: str | None, *, header: str = "Authorization: Bearer"
+) -> Caller:
+    """:func:`get_caller` for a key read from wherever the route takes it (``header`` names
+    that place in the message that asks for one)."""
     runtime: Runtime = request.app.state.runtime
     keys = KeyService(db)
-    if credentials is not None:
-        key = credentials.credentials
+    if key is not None:
         caller = await runtime.api_keys.caller(key, lambda: keys.authenticate(key))
         if caller is None:
             raise UnauthenticatedError("the API key is unknown or revoked")
@@ -38,7 +48,7 @@ async def get_caller(request: Request, db: DbSession, credentials: Credentials) 
     may_run_open = settings.binds_loopback or settings.allow_unauthenticated
     if may_run_open and not await runtime.api_keys.any_active(keys.any_active):
         return OPEN_CALLER
-    raise UnauthenticatedError("send an API key: `Authorization: Bearer ctxd_…`")
+    raise UnauthenticatedError(f"send an API key: `{header} ctxd_…`")
 
 
 def require(scope: Scope) -> Callable[..., Awaitable[Caller]]:
