@@ -655,22 +655,10 @@ def _content(narrative: str, entries: list[_Entry], left_out: list[_Entry]) -> S
     )
 
 
-def _assemble(
-    request: SummaryRequest,
-    statements: list[_Entry],
-    others: list[_Entry],
-) -> SummaryContent:
-    """Stage 6: the block, then the rest, then the narrative, checked as a whole: over the
-    target, the narrative gives way, then the others, then the oldest statements (each one
-    counted in the notice, which is never cut)."""
-    counter, target = request.counter, request.target_tokens
-    head, full = _narrative(request.messages, request.previous)
-    room = _Room(counter, used=counter.count_text(head) + 1)
-    users, left_out = _fill_user_block(statements, int(target * USER_BLOCK_SHARE), room)
-    # The notice of what left takes its room before anything else may use it.
-    room.used += counter.count_text(_notice(left_out))
-    rest = _fill_others(others, target, room)
-    # Room the others left unused takes back statements that left the block, newest first.
+def _take_back(left_out: list[_Entry], users: list[_Entry], room: _Room, target: int) -> None:
+    """Room the others left unused takes back statements that left the block, newest first
+    (each one taken back also shortens the notice)."""
+    counter = room.counter
     for entry in list(left_out):
         notice_saved = counter.count_text(_notice(left_out)) - counter.count_text(
             _notice([e for e in left_out if e is not entry])
@@ -680,13 +668,44 @@ def _assemble(
             room.take(entry)
             users.append(entry)
             left_out.remove(entry)
+
+
+def _assemble(
+    request: SummaryRequest, statements: list[_Entry], others: list[_Entry]
+) -> SummaryContent:
+    """Stage 6: the block, then the rest, then the narrative (at most a quarter of the
+    target), each line counted as it is taken."""
+    counter, target = request.counter, request.target_tokens
+    head, full = _narrative(request.messages, request.previous)
+    room = _Room(counter, used=counter.count_text(head) + 1)
+    users, left_out = _fill_user_block(statements, int(target * USER_BLOCK_SHARE), room)
+    # The notice of what left takes its room before anything else may use it.
+    room.used += counter.count_text(_notice(left_out))
+    rest = _fill_others(others, target, room)
+    _take_back(left_out, users, room, target)
     spare = target - room.used
-    narrative = head.removesuffix(".") + _notice(left_out) + "."
+    told = head.removesuffix(".") + _notice(left_out) + "."
+    narrative = told
     if spare > 0 and full != head:
         longer = _fit(full.removeprefix(head), min(target // 4, spare), counter)
-        narrative = narrative + longer if longer.strip() else narrative
+        narrative = told + longer if longer.strip() else told
+    return _within_target(request, head, narrative, users, rest, left_out)
+
+
+def _within_target(
+    request: SummaryRequest,
+    head: str,
+    narrative: str,
+    users: list[_Entry],
+    rest: list[_Entry],
+    left_out: list[_Entry],
+) -> SummaryContent:
+    """Stage 7: lines were counted apart and tokens can merge across line breaks, so the
+    whole is checked: over the target, the narrative gives way to its first sentence and the
+    notice, then the others go, then the oldest of the user's (each counted in the notice,
+    which is never cut while anything else is left)."""
+    counter, target = request.counter, request.target_tokens
     content = _content(narrative, [*users, *rest], left_out)
-    # Lines were counted apart; tokens can merge across line breaks: check the whole.
     while counter.count_text(render_summary(content)) > target:
         told = head.removesuffix(".") + _notice(left_out) + "."
         if len(narrative) > len(told):
@@ -712,7 +731,10 @@ def _assemble(
 
 
 def summarize_extractive(request: SummaryRequest) -> SummaryContent:
-    """Fold ``request.messages`` into ``request.previous`` within ``request.target_tokens``."""
+    """Fold ``request.messages`` into ``request.previous`` within ``request.target_tokens``:
+    what the new messages offer (1) and what the previous summary held (2) compete on the
+    same terms; corrections replace what they revise (3); the user's words fill their block
+    (4), the rest what is left (5); the whole is assembled (6) and held to the target (7)."""
     earlier = request.previous or SummaryContent(summary_text="")
     new_users, new_others = _extract(request.messages)
     old_users, old_others = _carried(earlier, request.messages)
