@@ -99,6 +99,7 @@ async def run(seeds: list[int], server_url: str | None, llm: bool) -> list[dict[
             "summarizer": "llm",
             "summarizer_base_url": fake.url,
             "summarizer_model": "scripted",
+            "summary_job_poll_seconds": 0.05,
         }
         return [await run_seed(seed, server_url, settings) for seed in seeds]
 

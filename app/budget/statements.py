@@ -170,23 +170,24 @@ def tier(sentence: str) -> Tier:
     words = _words(text)
     if not words:
         return Tier.SMALL_TALK
-    strong = (
-        _named(text)
-        or _foreign(text)
+    marked = (
+        _foreign(text)
         or bool(_NUMBER_WORDS.search(text))
         or bool(_TIME_WORDS.search(text))
         or bool(_STATES.search(text))
         or bool(_ABOUT.search(text))
         or (text.endswith("?") and bool(_DELIBERATION.search(text)))
     )
-    if strong:
+    if marked:
         return Tier.STATEMENT
     if (_SMALL_TALK.match(text) and len(words) <= 8) or len(words) <= 2:
         return Tier.SMALL_TALK
     if _REQUEST.match(text) or text.rstrip().endswith("?"):
-        # A request of the work in hand, unless it speaks of the user ("can you check my
-        # PR" is still routine: a pronoun alone does not make a request a statement).
+        # A request of the work in hand: neither a pronoun ("can you check my PR") nor a
+        # product's name ("why is Kafka lagging?") makes it a statement.
         return Tier.ROUTINE
+    if _named(text):
+        return Tier.STATEMENT
     if _PRONOUN.search(text) and len(words) <= _PRONOUN_STATEMENT_WORDS:
         return Tier.STATEMENT
     if _COMMON_TIME.search(text) or len(words) >= _PLAIN_STATEMENT_WORDS:

@@ -246,11 +246,14 @@ class _Candidate:
 _CLAUSE_BREAKS = frozenset(["so", "because", "but", "and", "then", "which", "while", "though"])
 
 
-#: Where a request to the agent starts inside a user's sentence typed without a full stop
-#: ("the status page belongs to Ingeborg's team can you check why …"): a piece of its own,
+#: Where a request or a question to the agent starts inside a user's sentence typed without
+#: a full stop ("the status page belongs to Ingeborg's team can you check why …", "the team
+#: sits in Dunedin now what's the p99 …"): a piece of its own,
 #: so that its tier is judged apart from the statement before it.
 _EMBEDDED_REQUEST = re.compile(
-    r"(?<=\S)\s+(?=(?:can|could|would) you\b|please\b|pls\b|(?:grep|rerun|restart|tail|"
+    r"(?<=\S)\s+(?=(?:can|could|would) you\b|please\b|pls\b|what['\u2019]s\b|what is\b|why\b|"
+    r"how (?:come|do|does|did|is|are|many|much)\b|any idea\b|(?:does|did|do you)\b|"
+    r"(?:grep|rerun|restart|tail|"
     r"check|show|list|bump|open|kill|compare|run|search|look)\s+(?:the|a|for|at|me|it|that|"
     r"again|job|worker|build|logs?|pods?)\b)",
     re.IGNORECASE,
