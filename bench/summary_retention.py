@@ -9,9 +9,12 @@ presents the old value without the new one ("old as current"). Also: prompts ove
 (counted independently with tiktoken) and the largest summary's share of the budget.
 
 Seeds are split: the summariser was tuned on the tuning seeds (0-4); the reporting seeds
-(100-109) were never looked at while tuning.
+(300-309) were never looked at while tuning. Seeds 100-109, then 200-209, were reporting
+seeds before; their failures were looked at and fixed, so they count as tuned on
+("looked-at").
 
-    python -m bench.summary_retention [--seeds tuning|reporting|0,1,…] [--summarizer llm]
+    python -m bench.summary_retention [--seeds tuning|reporting|looked-at|0,1,…]
+                                      [--summarizer llm]
                                       [--database-url sqlite|postgresql+asyncpg://…]
 
 ``--summarizer llm`` runs the LLM summariser (app/summarize/llm.py) against a scripted
@@ -83,6 +86,8 @@ def _seeds(argument: str) -> list[int]:
         return list(traffic.TUNING_SEEDS)
     if argument == "reporting":
         return list(traffic.REPORTING_SEEDS)
+    if argument == "looked-at":
+        return list(traffic.LOOKED_AT_SEEDS)
     return [int(seed) for seed in argument.split(",")]
 
 

@@ -14,8 +14,9 @@ Every fact has a probe (the value that must be in the last prompt, in the summar
 a correction also has the old value, which must never be presented as current: a line of the
 prompt that holds the old value and not the new one counts against it.
 
-The rules of the summariser were tuned on :data:`TUNING_SEEDS`; :data:`REPORTING_SEEDS` were
-never looked at while tuning. Only the standard library is used.
+The rules of the summariser were tuned on :data:`TUNING_SEEDS` (and, once, on
+:data:`LOOKED_AT_SEEDS`); :data:`REPORTING_SEEDS` were never looked at while tuning.
+Only the standard library is used.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ SYSTEM = (
     "things up before you answer, and keep answers short."
 )
 TUNING_SEEDS = (0, 1, 2, 3, 4)
-REPORTING_SEEDS = tuple(range(100, 110))
+#: Reported, then looked at (corrections' old values stayed current, facts run on in one
+#: message were lost with a correction): tuned on since, so no longer held out.
+LOOKED_AT_SEEDS = (*range(100, 110), *range(200, 210))
+REPORTING_SEEDS = tuple(range(300, 310))
 
 #: The kinds of facts, in the order reports list them.
 FACT_KINDS = (

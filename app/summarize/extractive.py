@@ -517,32 +517,89 @@ def _unique(entries: Iterable[_Entry]) -> list[_Entry]:
 
 
 #: Where a message typed as one run-on line may start a new statement.
-_RUN_ON = re.compile(r"\s+(?=(?:the|my|our|ok|so|also|and|but|oh|btw|fyi)\b)", re.IGNORECASE)
+_RUN_ON = re.compile(
+    r"\s+(?=(?:the|my|our|ok|so|also|and|but|oh|btw|fyi)\b)"
+    # A capitalised word after a lower-case one: a name that starts the next statement
+    # ("… nodes at peak Gustavo owns the payments dashboard").
+    r"|(?<=[a-z0-9,])\s+(?=[A-Z][^\W\d_]+\s)"
+)
+#: A piece of a run-on message states something of its own only when it has a verb of its
+#: own; "the last Friday in April" belongs to the piece before it.
+_VERB = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|owns?|handles?|belongs?|runs?|uses?|needs?|"
+    r"wants?|works?|sits?|lives?|moved|prefers?|likes?|loves?|hates?|signs?|approves?|must|"
+    r"can|will|should|goes|keep|never|always|don['\u2019]t)\b|['\u2019](?:s|re|m)\b",
+    re.IGNORECASE,
+)
 
 
-#: How many words a piece of a run-on message needs to count as a statement of its own.
-_RUN_ON_WORDS = 5
+def _run_on_parts(statement: str) -> list[str]:
+    """A message typed as one run-on line, cut where a new statement may start; a piece
+    without a verb of its own stays joined to the piece before it (or after, if first)."""
+    parts: list[str] = []
+    pending = ""
+    for piece in _RUN_ON.split(statement):
+        if not piece.strip():
+            continue
+        if parts and not _VERB.search(piece):
+            parts[-1] += " " + piece
+            continue
+        piece = f"{pending} {piece}".strip() if pending else piece
+        if not _VERB.search(piece):
+            pending = piece
+            continue
+        parts.append(piece)
+        pending = ""
+    if pending:
+        if parts:
+            parts[-1] += " " + pending
+        else:
+            parts.append(pending)
+    return parts
+
+
+def _revises(correction: str, statement: str) -> int:
+    """How strongly ``correction`` revises ``statement`` or one statement run on inside it."""
+    return max(
+        supersedes(correction, statement),
+        *(supersedes(correction, part) for part in _run_on_parts(statement)),
+    )
 
 
 def _unrevised(statement: str, correction: str) -> str:
     """What of a run-on ``statement`` the correction does not revise ("" when all of it is
     revised, or no part of it alone is)."""
-    parts: list[str] = []
-    for part in _RUN_ON.split(statement):
-        # A piece too short to be a statement of its own belongs to the one before it.
-        if parts and len(part.split()) < _RUN_ON_WORDS:
-            parts[-1] += " " + part
-        else:
-            parts.append(part)
+    parts = _run_on_parts(statement)
     kept = [part for part in parts if not supersedes(correction, part)]
     if len(kept) in (0, len(parts)):
         return ""
     return " ".join(kept)
 
 
+def _revise(
+    result: dict[int, _Entry], gone: set[int], later: int, earlier: int, correction: str
+) -> None:
+    """The statement at ``earlier`` revised by (part of) the one at ``later``: it leaves, or
+    only its revised part does; the correction cites it too, so pruning keeps both."""
+    replaced = result[earlier].item
+    rest = _unrevised(replaced.text, correction)
+    if rest:
+        # Only part of a run-on message is revised: the rest of it stays, in its words.
+        kept = SummaryItem(rest, replaced.source_message_ids, from_user=True)
+        result[earlier] = _user_entry(result[earlier].field, kept, carried=True)
+    else:
+        gone.add(earlier)
+    current = result[later]
+    ids = tuple(dict.fromkeys((*current.item.source_message_ids, *replaced.source_message_ids)))
+    item = SummaryItem(current.item.text, ids, from_user=True)
+    result[later] = _Entry(
+        current.field, item, current.rank, current.score, current.newest, current.carried
+    )
+
+
 def _supersede(statements: list[_Entry]) -> list[_Entry]:
     """Stage 3: a correction replaces the earlier statement it revises (same subject), which
-    leaves the summary; the correction cites both, so pruning keeps both sources."""
+    leaves the summary. Each correction run on in one message revises its own statement."""
     ordered = sorted(statements, key=lambda entry: entry.newest)
     gone: set[int] = set()
     result: dict[int, _Entry] = dict(enumerate(ordered))
@@ -550,28 +607,21 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
         # A carried correction has replaced what it revised in the fold that brought it.
         if entry.carried or entry.rank > Tier.PLAIN or not is_correction(entry.item.text):
             continue
-        strengths = [
-            (supersedes(entry.item.text, ordered[earlier].item.text), earlier)
-            for earlier in range(later)
-            if earlier not in gone and ordered[earlier].newest < entry.newest
-        ]
-        strength, earlier = max(strengths, default=(0, -1))
-        if strength <= 0:
-            continue
-        replaced = result[earlier].item
-        rest = _unrevised(replaced.text, entry.item.text)
-        if rest:
-            # Only part of a run-on message is revised: the rest of it stays, in its words.
-            kept = SummaryItem(rest, replaced.source_message_ids, from_user=True)
-            result[earlier] = _user_entry(result[earlier].field, kept, carried=True)
-        else:
-            gone.add(earlier)
-        current = result[later]
-        ids = tuple(dict.fromkeys((*current.item.source_message_ids, *replaced.source_message_ids)))
-        item = SummaryItem(current.item.text, ids, from_user=True)
-        result[later] = _Entry(
-            current.field, item, current.rank, current.score, current.newest, current.carried
-        )
+        parts = [p for p in _run_on_parts(entry.item.text) if is_correction(p)] or [entry.item.text]
+        options = {
+            part: [
+                (strength, earlier)
+                for earlier in range(later)
+                if ordered[earlier].newest < entry.newest
+                and (strength := _revises(part, result[earlier].item.text)) > 0
+            ]
+            for part in parts
+        }
+        # The part with the fewest candidates chooses first, so that each finds its own.
+        for part in sorted(parts, key=lambda p: len(options[p])):
+            free = [option for option in options[part] if option[1] not in gone]
+            if free:
+                _revise(result, gone, later, max(free)[1], part)
     return [entry for index, entry in sorted(result.items()) if index not in gone]
 
 

@@ -577,3 +577,46 @@ def test_a_question_the_assistant_answered_is_no_longer_open() -> None:
     assert open_one not in texts(folded.open_questions)
     assert open_one in texts(folded.key_facts)
     assert asked in texts(folded.key_facts)
+
+
+def test_a_correction_replaces_the_statement_on_its_subject_and_nothing_else() -> None:
+    content = summarise(
+        SourceMessage(1, "user", "the offsite is in Lyon this year"),
+        SourceMessage(2, "user", "Marguerite owns the billing service."),
+        SourceMessage(3, "user", "actually, not Lyon — the offsite moved to Porto"),
+    )
+    theirs = all_texts(content)
+    assert "actually, not Lyon — the offsite moved to Porto" in theirs
+    assert "Marguerite owns the billing service." in theirs
+    assert "the offsite is in Lyon this year" not in theirs
+    # The correction cites the message it revises too: pruning keeps both sources.
+    correction = next(i for i in all_items(content) if i.text.startswith("actually"))
+    assert set(correction.source_message_ids) == {1, 3}
+
+
+def test_a_correction_revises_only_its_part_of_a_run_on_message() -> None:
+    content = summarise(
+        SourceMessage(
+            1, "user", "our new office is in Kaunas the new hire starting next month is Evangeline"
+        ),
+        SourceMessage(5, "user", "correction: the new hire's name is Lorcan"),
+    )
+    theirs = all_texts(content)
+    assert "our new office is in Kaunas" in theirs
+    assert "correction: the new hire's name is Lorcan" in theirs
+    assert not any("Evangeline" in text for text in theirs)
+
+
+def test_a_carried_correction_does_not_revise_again() -> None:
+    """Once a correction has replaced what it revised, a later statement sharing its words
+    is not taken for what it revises."""
+    first = summarise(
+        SourceMessage(1, "user", "the budget for the cluster is forty thousand euros"),
+        SourceMessage(2, "user", "the load test budget is nine thousand euros"),
+        SourceMessage(3, "user", "sorry, load test budget is actually six thousand euros"),
+    )
+    assert "the budget for the cluster is forty thousand euros" in all_texts(first)
+    later = summarise(SourceMessage(9, "user", "rerun job ingest-42"), previous=first)
+    theirs = all_texts(later)
+    assert "the budget for the cluster is forty thousand euros" in theirs
+    assert "sorry, load test budget is actually six thousand euros" in theirs
