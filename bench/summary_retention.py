@@ -9,8 +9,8 @@ presents the old value without the new one ("old as current"). Also: prompts ove
 (counted independently with tiktoken) and the largest summary's share of the budget.
 
 Seeds are split: the summariser was tuned on the tuning seeds (0-4); the reporting seeds
-(300-309) were never looked at while tuning. Seeds 100-109, then 200-209, were reporting
-seeds before; their failures were looked at and fixed, so they count as tuned on
+(400-409) were never looked at while tuning. Seeds 100-109, 200-209 and 300-309 were
+reporting seeds before; their failures were seen and fixed, so they count as tuned on
 ("looked-at").
 
     python -m bench.summary_retention [--seeds tuning|reporting|looked-at|0,1,…]

@@ -528,9 +528,13 @@ _RUN_ON = re.compile(
 _VERB = re.compile(
     r"\b(?:is|are|was|were|be|been|has|have|had|owns?|handles?|belongs?|runs?|uses?|needs?|"
     r"wants?|works?|sits?|lives?|moved|prefers?|likes?|loves?|hates?|signs?|approves?|must|"
-    r"can|will|should|goes|keep|never|always|don['\u2019]t)\b|['\u2019](?:s|re|m)\b",
+    r"can|will|should|goes|keep|never|always|don['\u2019]t)\b",
     re.IGNORECASE,
 )
+
+
+#: How many words a piece left of a revised run-on message needs to stay.
+_RUN_ON_WORDS = 5
 
 
 def _run_on_parts(statement: str) -> list[str]:
@@ -571,6 +575,9 @@ def _unrevised(statement: str, correction: str) -> str:
     revised, or no part of it alone is)."""
     parts = _run_on_parts(statement)
     kept = [part for part in parts if not supersedes(correction, part)]
+    # What is left must read as a statement of its own, or it is a stray value.
+    if any(len(part.split()) < _RUN_ON_WORDS for part in kept):
+        return ""
     if len(kept) in (0, len(parts)):
         return ""
     return " ".join(kept)
