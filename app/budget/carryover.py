@@ -87,21 +87,19 @@ def _newest(item: SummaryItem) -> int:
     return max(item.source_message_ids, default=-1)
 
 
+def _user_items(content: SummaryContent | None) -> list[SummaryItem]:
+    if content is None:
+        return []
+    return [i for name in _SECTIONS for i in getattr(content, name) if i.from_user]
+
+
 def superseded(previous: SummaryContent | None, new: SummaryContent) -> set[str]:
     """The (normalised) texts of the user's statements that a correction new in ``new``
     revises: whether the model kept them beside the correction or left them for carry-over
     to bring back, they are no longer current."""
-    before = (
-        {_key(i.text) for name in _SECTIONS for i in getattr(previous, name)}
-        if previous is not None
-        else set()
-    )
-    theirs = [i for name in _SECTIONS for i in getattr(new, name) if i.from_user]
-    earlier = theirs + (
-        [i for name in _SECTIONS for i in getattr(previous, name) if i.from_user]
-        if previous is not None
-        else []
-    )
+    before = {_key(i.text) for i in _user_items(previous)}
+    theirs = _user_items(new)
+    earlier = theirs + _user_items(previous)
     gone: set[str] = set()
     for correction in theirs:
         if _key(correction.text) in before or not is_correction(correction.text):
@@ -117,6 +115,19 @@ def superseded(previous: SummaryContent | None, new: SummaryContent) -> set[str]
     return gone
 
 
+def _without(content: SummaryContent, texts: set[str]) -> SummaryContent:
+    """``content`` without the items whose normalised text is one of ``texts``."""
+    if not texts:
+        return content
+    return _sections(
+        content,
+        **{
+            name: tuple(i for i in getattr(content, name) if _key(i.text) not in texts)
+            for name in _SECTIONS
+        },
+    )
+
+
 def carry_over(
     previous: SummaryContent | None,
     new: SummaryContent,
@@ -129,14 +140,7 @@ def carry_over(
     correction revises (gone from both), within ``target_tokens`` where possible
     (None: no trimming; the caller asks for a shorter summary instead)."""
     revised = superseded(previous, new)
-    if revised:
-        new = _sections(
-            new,
-            **{
-                name: tuple(i for i in getattr(new, name) if _key(i.text) not in revised)
-                for name in _SECTIONS
-            },
-        )
+    new = _without(new, revised)
     if previous is None:
         return new
     new = _with_provenance(previous, new)
