@@ -129,7 +129,13 @@ class Settings(BaseSettings):
         ),
     )
     summary_target_ratio: float = Field(
-        default=0.15, gt=0, lt=1, description="A summary's token target, as a share of the budget."
+        default=0.20,
+        gt=0,
+        lt=1,
+        description=(
+            "A summary's token target, as a share of the budget; up to three quarters of it "
+            "hold the user's own statements (docs/summaries.md)."
+        ),
     )
     tool_result_share: float = Field(
         default=0.25,

@@ -68,6 +68,8 @@ def measure(
             continue
         text = text_of(assembly.messages)
         due = [p for p in planted if p.turn < assembly.turn]
+        if not due:
+            continue
         shares.append(sum(p.marker in text for p in due) / len(due))
     last_text = text_of(assemblies[-1].messages)
     at_end = {
@@ -78,7 +80,7 @@ def measure(
     return {
         "assemblies": len(assemblies),
         "retention_mean": sum(shares) / len(shares) if shares else None,
-        "retention_at_end": sum(p.marker in last_text for p in planted) / len(planted),
+        "retention_at_end": sum(p.marker in last_text for p in planted) / max(1, len(planted)),
         "retention_at_end_by_kind": at_end,
         "prefix_kept_share": kept / max(1, len(assemblies) - 1),
         "max_share_of_budget": max(tokens) / budget,
@@ -89,13 +91,17 @@ def measure(
 
 
 async def contextd_assemblies(
-    conversation: synth.Conversation, database_url: str | None
+    conversation: synth.Conversation,
+    database_url: str | None,
+    *,
+    settings: dict[str, Any] | None = None,
 ) -> tuple[list[Assembly], list[synth.Message], dict[str, Any]]:
-    """contextd's prompts, the transcript the agent kept, and what contextd reported."""
+    """contextd's prompts, the transcript the agent kept, and what contextd reported
+    (``settings`` over the defaults)."""
     assemblies: list[Assembly] = []
     history: list[synth.Message] = []
     rejected: dict[str, int] = {}
-    async with running_app(database_url) as client:
+    async with running_app(database_url, settings=settings) as client:
         session = (
             await client.post(
                 "/v1/sessions", json={"model": MODEL, "system": {"global": conversation.system}}

@@ -41,6 +41,9 @@ class FakeChat:
     delay: float = 0.0
     #: With mode "drop_facts": the share of the previous summary's items left out.
     drop_share: float = 1.0
+    #: A scripted model that also reorders every section and keeps each new user message
+    #: whole (as the user's), dropping ``drop_share`` of those too (with mode "drop_facts").
+    reorder: bool = False
     requests: list[dict[str, Any]] = field(default_factory=list)
     url: str = ""
     closing: bool = False
@@ -55,14 +58,27 @@ class FakeChat:
             name: list(previous.get(name, []))
             for name in ("key_facts", "decisions", "open_questions", "action_items")
         }
+        rng = random.Random(len(self.requests))
         if self.mode == "drop_facts":
-            rng = random.Random(len(self.requests))
             for name, items in sections.items():
                 sections[name] = [i for i in items if rng.random() >= self.drop_share]
         for message in prompt["messages"]:
+            if self.reorder:
+                if message["role"] == "user" and rng.random() >= self.drop_share:
+                    sections["key_facts"].append(
+                        {
+                            "text": message["text"][:300],
+                            "source_message_ids": [message["id"]],
+                            "from_user": True,
+                        }
+                    )
+                continue
             first = message["text"].split(". ")[0][:100].strip()
             if first and message["role"] == "user":
                 sections["key_facts"].append({"text": first, "source_message_ids": [message["id"]]})
+        if self.reorder:
+            for items in sections.values():
+                rng.shuffle(items)
         return {"summary_text": f"{len(prompt['messages'])} messages folded in.", **sections}
 
     async def _answer(self, request: Request) -> Response:

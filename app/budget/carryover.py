@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from app.budget.statements import is_correction, supersedes
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
 from app.budget.tokens import TokenCounter
 
@@ -82,6 +83,51 @@ def _with_provenance(previous: SummaryContent, new: SummaryContent) -> SummaryCo
     )
 
 
+def _newest(item: SummaryItem) -> int:
+    return max(item.source_message_ids, default=-1)
+
+
+def _user_items(content: SummaryContent | None) -> list[SummaryItem]:
+    if content is None:
+        return []
+    return [i for name in _SECTIONS for i in getattr(content, name) if i.from_user]
+
+
+def superseded(previous: SummaryContent | None, new: SummaryContent) -> set[str]:
+    """The (normalised) texts of the user's statements that a correction new in ``new``
+    revises: whether the model kept them beside the correction or left them for carry-over
+    to bring back, they are no longer current."""
+    before = {_key(i.text) for i in _user_items(previous)}
+    theirs = _user_items(new)
+    earlier = theirs + _user_items(previous)
+    gone: set[str] = set()
+    for correction in theirs:
+        if _key(correction.text) in before or not is_correction(correction.text):
+            continue
+        ranked = [
+            (supersedes(correction.text, item.text), _newest(item), item.text)
+            for item in earlier
+            if _newest(item) < _newest(correction) and _key(item.text) != _key(correction.text)
+        ]
+        strength, _, text = max(ranked, default=(0, 0, ""))
+        if strength > 0:
+            gone.add(_key(text))
+    return gone
+
+
+def _without(content: SummaryContent, texts: set[str]) -> SummaryContent:
+    """``content`` without the items whose normalised text is one of ``texts``."""
+    if not texts:
+        return content
+    return _sections(
+        content,
+        **{
+            name: tuple(i for i in getattr(content, name) if _key(i.text) not in texts)
+            for name in _SECTIONS
+        },
+    )
+
+
 def carry_over(
     previous: SummaryContent | None,
     new: SummaryContent,
@@ -90,12 +136,18 @@ def carry_over(
     counter: TokenCounter,
 ) -> SummaryContent:
     """``new`` with every fact, decision and open question of ``previous`` it dropped merged
-    back (first in their section, as the oldest), within ``target_tokens`` where possible
+    back (first in their section, as the oldest), except the user's statements a new
+    correction revises (gone from both), within ``target_tokens`` where possible
     (None: no trimming; the caller asks for a shorter summary instead)."""
+    revised = superseded(previous, new)
+    new = _without(new, revised)
     if previous is None:
         return new
     new = _with_provenance(previous, new)
-    missing = dropped_items(previous, new)
+    missing = {
+        name: [item for item in items if _key(item.text) not in revised]
+        for name, items in dropped_items(previous, new).items()
+    }
     carried = {id(item) for items in missing.values() for item in items}
     content = _sections(
         new, **{name: (*missing.get(name, ()), *getattr(new, name)) for name in _SECTIONS}

@@ -27,6 +27,9 @@ class SummaryContent:
     decisions: tuple[SummaryItem, ...] = ()
     open_questions: tuple[SummaryItem, ...] = ()
     action_items: tuple[SummaryItem, ...] = ()
+    #: The user's statements this summary could not hold for room (counted and listed in its
+    #: text, recorded in the audit row of the assembly that made it); not rendered.
+    left_out: tuple[SummaryItem, ...] = ()
 
     def anchor_message_ids(self) -> frozenset[int]:
         """Messages that pruning must keep: what the facts, decisions and questions cite."""

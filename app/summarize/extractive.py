@@ -1,14 +1,16 @@
-"""A deterministic, offline summariser that keeps what an agent cannot afford to forget.
+"""A deterministic, offline summariser that keeps the user's own words first.
 
-It does not paraphrase: it picks sentences. What the user says about themselves and their
-work (the name they go by, where they live, their people, preferences, constraints,
-decisions, questions still open) is kept in their own words, number or no number, ahead of
-anything else. Decisions, open questions, action items and sentences dense in specifics
-(numbers, dates, identifiers, names) follow, then what a tool returned. Each item cites the
-message it came from. A new summary folds the previous one in: earlier items come first, so
-facts stated at the start of a session survive every later summary while there is room; when
-there is not, tool output and narrative give way first, then the oldest user statements are
-clipped, and a statement left out is counted in the summary's text, never dropped silently.
+It does not paraphrase: it picks sentences, in six named stages (:func:`summarize_extractive`).
+Every sentence the user wrote is a candidate, judged by :mod:`app.budget.statements`: a
+statement (a name in any script, a place, a person, an owner, a rule, a preference, a time or
+an amount in words, a fact inside a request, another language), a routine request, or small
+talk. Statements fill a bounded block (:data:`USER_BLOCK_SHARE` of the target) newest first;
+routine requests only while the block is at most half full; small talk never. What the
+previous summary held competes with the new on the same terms, and a correction replaces the
+statement it revises. Decisions, open questions, action items and sentences dense in specifics
+read off the assistant's and the tools' messages fill what is left. A statement that leaves
+the block is counted and listed by message id in the summary's text (a notice never cut) and
+in ``SummaryContent.left_out`` (recorded in the audit row). Each item cites its messages.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from app.budget.statements import Tier, is_correction, supersedes, tier
 from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem, render_summary
 from app.budget.tokens import TokenCounter
 from app.offload import off_the_loop
@@ -73,6 +76,11 @@ _ABBREVIATIONS = frozenset(
         "thu",
         "fri",
         "sat",
+        "etc",
+        "al",
+        "no",
+        "nr",
+        "ca",
     ]
 )
 #: Initials and dotted abbreviations: J. / U.S. / e.g. / i.e. / a.m. A lone lower-case
@@ -86,17 +94,6 @@ _DECISION = re.compile(
 _ACTION = re.compile(
     r"\b(todo|to-do|action item|next step|need to|needs to|must|remember to|follow up|"
     r"follow-up|deadline|by (monday|tuesday|wednesday|thursday|friday|tomorrow|eod))\b",
-    re.IGNORECASE,
-)
-#: The speaker themselves, their people or their work ("us" in lower case only: "the US").
-_FIRST_PERSON = re.compile(
-    r"(?i:\b(?:i|i['\u2019](?:m|ve|d|ll)|me|my|mine|myself|we|we['\u2019](?:re|ve|d|ll)|our|ours)\b)"
-    r"|\bus\b"
-)
-#: A directive about how to treat the user ("Never book …", "Please avoid …").
-_DIRECTIVE = re.compile(
-    r"^(?:please\s+)?(?:never|always|don['\u2019]t|do not|avoid|remember|"
-    r"keep (?:this |that |it )?in mind|make sure|note that|no|call me)\b",
     re.IGNORECASE,
 )
 #: What marks a statement of fact about the speaker: who and where they are, their people,
@@ -115,16 +112,6 @@ _SELF_FACT = re.compile(
     r"we (?:use|run|deploy|ship)|we['\u2019]re using)",
     re.IGNORECASE,
 )
-#: Courtesy, not content: "Thanks!", "That sounds fine to me."
-_SMALL_TALK = re.compile(
-    r"^(?:thanks|thank you|thx|ok|okay|great|cool|perfect|nice|awesome|sure|got it|hi|"
-    r"hello|hey|no worries|no problem|sounds|that sounds|"
-    r"that['\u2019]s (?:fine|great|good|perfect|all))\b",
-    re.IGNORECASE,
-)
-#: A first-person sentence without a marker of a fact is a statement only when this short
-#: (a long one is narrative: "we walked along the river and looked at …").
-_PLAIN_STATEMENT_WORDS = 25
 #: Words too common to tell whether a reply takes up a question.
 _COMMON = frozenset(
     [
@@ -171,8 +158,6 @@ _PER_MESSAGE_LIMIT = {"user": 6, "assistant": 4, "tool": 2}
 #: At most this many statements of the user's own are read from one message (a pasted
 #: document is not a list of statements about the user).
 _USER_STATEMENTS_PER_MESSAGE = 12
-#: How short the oldest user statements are clipped when a newer one needs their room.
-CLIPPED_CHARS = 90
 #: A fact is dense in specifics: at least one number, identifier or name per this many words
 #: (a long sentence that merely mentions a number is not a fact worth a line).
 _WORDS_PER_SPECIFIC = 20
@@ -198,8 +183,11 @@ def split_sentences(text: str) -> list[str]:
             if not words:
                 continue
             following = line[end.end() : end.end() + 1]
+            # Chat often starts a sentence in lower case: a full stop followed by a lower-case
+            # word ends one unless what it follows is an abbreviation or a single letter.
             if end.group().rstrip() == "." and (
-                following.islower() or _abbreviation(words[-1] + ".")
+                _abbreviation(words[-1] + ".")
+                or (following.islower() and len(words[-1].strip("(\"'[")) <= 1)
             ):
                 continue
             sentences.append(line[start : end.end()].strip())
@@ -236,21 +224,6 @@ def _dense(sentence: str) -> bool:
     return specifics * _WORDS_PER_SPECIFIC >= len(sentence.split())
 
 
-def user_statement(sentence: str) -> bool:
-    """Whether a sentence the user wrote states something about themselves or their work.
-
-    It speaks in the first person or is a directive ("never …"), and either marks a name, a
-    place, their people, a preference, a constraint, a decision or what their project uses,
-    or is short and not small talk ("Pick trains for me.", not "That sounds fine to me.").
-    """
-    words = len(sentence.split())
-    if words < 3 or not (_FIRST_PERSON.search(sentence) or _DIRECTIVE.search(sentence)):
-        return False
-    if _SELF_FACT.search(sentence):
-        return True
-    return words <= _PLAIN_STATEMENT_WORDS and not _SMALL_TALK.search(sentence)
-
-
 def _content_words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4} - _COMMON
 
@@ -269,27 +242,94 @@ class _Candidate:
     position: int  # index of the message it came from in the request
 
 
-def _candidates(message: SourceMessage, position: int) -> list[_Candidate]:
+#: Words before which a long unpunctuated message is cut into statements.
+_CLAUSE_BREAKS = frozenset(["so", "because", "but", "and", "then", "which", "while", "though"])
+
+
+#: Where a request or a question to the agent starts inside a user's sentence typed without
+#: a full stop ("the status page belongs to Ingeborg's team can you check why …", "the team
+#: sits in Dunedin now what's the p99 …"): a piece of its own,
+#: so that its tier is judged apart from the statement before it.
+_EMBEDDED_REQUEST = re.compile(
+    r"(?<=\S)\s+(?=(?:can|could|would) you\b|please\b|pls\b|what['\u2019]s\b|what is\b|why\b|"
+    r"how (?:come|do|does|did|is|are|many|much)\b|any idea\b|(?:does|did|do you)\b|"
+    r"(?:grep|rerun|restart|tail|"
+    r"check|show|list|bump|open|kill|compare|run|search|look)\s+(?:the|a|for|at|me|it|that|"
+    r"again|job|worker|build|logs?|pods?)\b)",
+    re.IGNORECASE,
+)
+#: A request cut out of a sentence needs this many words before it.
+_WORDS_BEFORE_REQUEST = 3
+
+
+def _requests_apart(sentence: str) -> list[str]:
+    """``sentence`` cut before each request that follows a statement of a few words."""
+    pieces: list[str] = []
+    start = 0
+    for match in _EMBEDDED_REQUEST.finditer(sentence):
+        if len(sentence[start : match.start()].split()) >= _WORDS_BEFORE_REQUEST:
+            pieces.append(sentence[start : match.start()].strip())
+            start = match.end()
+    pieces.append(sentence[start:].strip())
+    return [piece for piece in pieces if piece]
+
+
+def _pieces(sentence: str) -> list[str]:
+    """A sentence longer than an item may be, cut into pieces before a joining word ("so",
+    "because", "but"…) where one falls late enough, else at a word: a long message typed
+    without punctuation is still read whole."""
+    words = sentence.split()
+    pieces: list[str] = []
+    current: list[str] = []
+    length = 0
+    for word in words:
+        late = length >= MAX_ITEM_CHARS * 2 // 3 and word.lower() in _CLAUSE_BREAKS
+        if current and (late or length + len(word) + 1 > MAX_ITEM_CHARS):
+            pieces.append(" ".join(current))
+            current, length = [], 0
+        current.append(word)
+        length += len(word) + 1
+    if current:
+        pieces.append(" ".join(current))
+    return pieces
+
+
+def _user_candidates(message: SourceMessage, position: int) -> list[_Candidate]:
+    """Every sentence the user wrote, in their words; its tier is judged when room is given
+    out. At most a number of them per message: a pasted document is not a list of
+    statements about the user."""
     found: list[_Candidate] = []
-    said: list[_Candidate] = []
-    user = message.role == "user"
+    for raw in split_sentences(message.text):
+        for sentence in (p for part in _requests_apart(raw) for p in _pieces(part)):
+            if len(sentence) < 3:
+                continue
+            item = SummaryItem(sentence, (message.message_id,), from_user=True)
+            if _DECISION.search(sentence):
+                kind = "decision"
+            elif sentence.endswith("?"):
+                kind = "question"
+            elif _ACTION.search(sentence) and not _SELF_FACT.search(sentence):
+                kind = "action"  # a task the user sets ("we need to renew …")
+            else:
+                kind = "said"
+            found.append(_Candidate(kind, 0, item, position))
+    return found[:_USER_STATEMENTS_PER_MESSAGE]
+
+
+def _candidates(message: SourceMessage, position: int) -> list[_Candidate]:
+    if message.role == "user":
+        return _user_candidates(message, position)
+    found: list[_Candidate] = []
     for raw in split_sentences(message.text):
         sentence = _clip(raw)
         if len(sentence) < 8:
             continue
-        item = SummaryItem(sentence, (message.message_id,), from_user=user)
+        item = SummaryItem(sentence, (message.message_id,))
         specificity = _specificity(sentence)
         if message.role != "tool" and _DECISION.search(sentence):
             found.append(_Candidate("decision", specificity + 3, item, position))
         elif message.role != "tool" and sentence.endswith("?"):
             found.append(_Candidate("question", specificity + 2, item, position))
-        elif (
-            user
-            and user_statement(sentence)
-            and (_SELF_FACT.search(sentence) or not _ACTION.search(sentence))
-        ):
-            # A task the user sets ("we need to renew …") stays an action item.
-            said.append(_Candidate("said", specificity, item, position))
         elif message.role != "tool" and _ACTION.search(sentence):
             found.append(_Candidate("action", specificity + 1, item, position))
         elif not _dense(sentence):
@@ -299,15 +339,8 @@ def _candidates(message: SourceMessage, position: int) -> list[_Candidate]:
             found.append(_Candidate("tool fact", specificity, labelled, position))
         elif specificity >= 2:
             found.append(_Candidate("fact", specificity, item, position))
-    # What the user decides or asks is not held to the limit, nor what they state about
-    # themselves (up to its own limit).
-    kept = [c for c in found if user and c.kind in ("decision", "question")]
-    rest = sorted((c for c in found if c not in kept), key=lambda c: -c.score)
-    return [
-        *kept,
-        *said[:_USER_STATEMENTS_PER_MESSAGE],
-        *rest[: _PER_MESSAGE_LIMIT.get(message.role, 2)],
-    ]
+    ranked = sorted(found, key=lambda c: -c.score)
+    return ranked[: _PER_MESSAGE_LIMIT.get(message.role, 2)]
 
 
 def _answered(question: str, asker: str, replies: Iterable[SourceMessage]) -> bool:
@@ -359,167 +392,417 @@ def _from_tool(item: SummaryItem) -> bool:
     return item.text.startswith(TOOL_LABEL)
 
 
-def _clipped(item: SummaryItem, chars: int) -> SummaryItem:
-    """The start of a statement, cut at a word, marked as cut."""
-    if len(item.text) <= chars:
-        return item
-    cut = item.text[: chars - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
-    return SummaryItem(cut + "…", item.source_message_ids, item.from_user)
+#: The share of a summary's target that the user's own words may fill (the user block). The
+#: rest, and whatever the block leaves unused, goes to decisions, facts and questions read
+#: off the assistant's and the tools' messages, and to the narrative.
+USER_BLOCK_SHARE = 0.75
+#: Routine requests and small talk are kept only while the block is at most this full.
+ROUTINE_ROOM_SHARE = 0.5
+#: How many message ids the notice of what was left out lists (the audit row lists all).
+NOTICE_IDS = 12
+#: Of the assistant's and tools' items, which kind gives way last.
+_KIND_RANK = {"decision": 0, "question": 1, "fact": 2, "action": 3, "tool fact": 4}
+_FIELD_OF = {
+    "decision": "decisions",
+    "question": "open_questions",
+    "action": "action_items",
+    "said": "key_facts",
+    "fact": "key_facts",
+    "tool fact": "key_facts",
+}
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """An item competing for room: new or carried from the previous summary alike."""
+
+    field: str
+    item: SummaryItem
+    #: Which gives way first: a user tier (statements, routine, small talk) or a kind rank.
+    rank: int
+    score: int
+    #: The newest message it cites (message ids grow with time); -1 when it cites none.
+    newest: int
+    #: Held by the previous summary: leaving now is leaving the block, counted and listed.
+    carried: bool = False
+
+
+def _newest(item: SummaryItem) -> int:
+    return max(item.source_message_ids, default=-1)
+
+
+def _user_entry(field: str, item: SummaryItem, *, carried: bool = False) -> _Entry:
+    return _Entry(field, item, int(tier(item.text)), 0, _newest(item), carried)
+
+
+def _other_entry(field: str, kind: str, item: SummaryItem, score: int) -> _Entry:
+    return _Entry(field, item, _KIND_RANK[kind], score, _newest(item))
+
+
+def _extract(messages: tuple[SourceMessage, ...]) -> tuple[list[_Entry], list[_Entry]]:
+    """Stage 1: what the new messages offer: the user's sentences, and the rest by score.
+
+    A question is open only while no later message of the other side takes it up; the user's
+    answered question stays what they asked, as a key fact."""
+    users: list[_Entry] = []
+    others: list[_Entry] = []
+    for index, message in enumerate(messages):
+        for candidate in _candidates(message, index):
+            kind = candidate.kind
+            if kind == "question":
+                asker = "user" if candidate.item.from_user else "assistant"
+                if _answered(candidate.item.text, asker, messages[index + 1 :]):
+                    if not candidate.item.from_user:
+                        continue
+                    kind = "said"
+            if candidate.item.from_user:
+                users.append(_user_entry(_FIELD_OF[kind], candidate.item))
+            else:
+                others.append(_other_entry(_FIELD_OF[kind], kind, candidate.item, candidate.score))
+    return users, others
+
+
+def _carried(
+    earlier: SummaryContent, messages: tuple[SourceMessage, ...]
+) -> tuple[list[_Entry], list[_Entry]]:
+    """Stage 2: the previous summary's items, to compete with the new ones on the same terms
+    (the user's by tier and age, the rest by kind and specificity, never by age alone)."""
+    users: list[_Entry] = []
+    others: list[_Entry] = []
+    for field in SECTION_TITLES:
+        for item in getattr(earlier, field):
+            if field == "open_questions":
+                asker = "user" if item.from_user else "assistant"
+                if _answered(item.text, asker, messages):
+                    if not item.from_user:
+                        continue
+                    field = "key_facts"  # still what they asked, no longer open
+            if item.from_user:
+                users.append(_user_entry(field, item, carried=True))
+                continue
+            kind = {
+                "decisions": "decision",
+                "open_questions": "question",
+                "action_items": "action",
+            }.get(field, "tool fact" if _from_tool(item) else "fact")
+            score = _specificity(item.text) + (3 - min(3, _KIND_RANK[kind]))
+            others.append(_other_entry(field, kind, item, score))
+    return users, others
+
+
+def _unique(entries: Iterable[_Entry]) -> list[_Entry]:
+    """One entry per text (compared normalised), the first seen, citing every source."""
+    kept: dict[str, _Entry] = {}
+    for entry in entries:
+        key = _normalise(entry.item.text.removeprefix(TOOL_LABEL))
+        if not key:
+            continue
+        if key in kept:
+            first = kept[key]
+            ids = tuple(
+                dict.fromkeys((*first.item.source_message_ids, *entry.item.source_message_ids))
+            )
+            item = SummaryItem(first.item.text, ids, first.item.from_user or entry.item.from_user)
+            kept[key] = _Entry(
+                first.field,
+                item,
+                first.rank,
+                first.score,
+                max(first.newest, entry.newest),
+                first.carried or entry.carried,
+            )
+        else:
+            kept[key] = entry
+    return list(kept.values())
+
+
+#: Where a message typed as one run-on line may start a new statement.
+_RUN_ON = re.compile(
+    r"\s+(?=(?:the|my|our|ok|so|also|and|but|oh|btw|fyi)\b)"
+    # A capitalised word after a lower-case one: a name that starts the next statement
+    # ("… nodes at peak Gustavo owns the payments dashboard").
+    r"|(?<=[a-z0-9,])\s+(?=[A-Z][^\W\d_]+\s)"
+)
+#: A piece of a run-on message states something of its own only when it has a verb of its
+#: own; "the last Friday in April" belongs to the piece before it.
+_VERB = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|owns?|handles?|belongs?|runs?|uses?|needs?|"
+    r"wants?|works?|sits?|lives?|moved|prefers?|likes?|loves?|hates?|signs?|approves?|must|"
+    r"can|will|should|goes|keep|never|always|don['\u2019]t)\b",
+    re.IGNORECASE,
+)
+
+
+#: How many words a piece left of a revised run-on message needs to stay.
+_RUN_ON_WORDS = 5
+
+
+def _run_on_parts(statement: str) -> list[str]:
+    """A message typed as one run-on line, cut where a new statement may start; a piece
+    without a verb of its own stays joined to the piece before it (or after, if first)."""
+    parts: list[str] = []
+    pending = ""
+    for piece in _RUN_ON.split(statement):
+        if not piece.strip():
+            continue
+        if parts and not _VERB.search(piece):
+            parts[-1] += " " + piece
+            continue
+        piece = f"{pending} {piece}".strip() if pending else piece
+        if not _VERB.search(piece):
+            pending = piece
+            continue
+        parts.append(piece)
+        pending = ""
+    if pending:
+        if parts:
+            parts[-1] += " " + pending
+        else:
+            parts.append(pending)
+    return parts
+
+
+def _revises(correction: str, statement: str) -> int:
+    """How strongly ``correction`` revises ``statement`` or one statement run on inside it."""
+    return max(
+        supersedes(correction, statement),
+        *(supersedes(correction, part) for part in _run_on_parts(statement)),
+    )
+
+
+def _unrevised(statement: str, correction: str) -> str:
+    """What of a run-on ``statement`` the correction does not revise ("" when all of it is
+    revised, or no part of it alone is)."""
+    parts = _run_on_parts(statement)
+    kept = [part for part in parts if not supersedes(correction, part)]
+    # What is left must read as a statement of its own, or it is a stray value.
+    if any(len(part.split()) < _RUN_ON_WORDS for part in kept):
+        return ""
+    if len(kept) in (0, len(parts)):
+        return ""
+    return " ".join(kept)
+
+
+def _revise(
+    result: dict[int, _Entry], gone: set[int], later: int, earlier: int, correction: str
+) -> None:
+    """The statement at ``earlier`` revised by (part of) the one at ``later``: it leaves, or
+    only its revised part does; the correction cites it too, so pruning keeps both."""
+    replaced = result[earlier].item
+    rest = _unrevised(replaced.text, correction)
+    if rest:
+        # Only part of a run-on message is revised: the rest of it stays, in its words.
+        kept = SummaryItem(rest, replaced.source_message_ids, from_user=True)
+        result[earlier] = _user_entry(result[earlier].field, kept, carried=True)
+    else:
+        gone.add(earlier)
+    current = result[later]
+    ids = tuple(dict.fromkeys((*current.item.source_message_ids, *replaced.source_message_ids)))
+    item = SummaryItem(current.item.text, ids, from_user=True)
+    result[later] = _Entry(
+        current.field, item, current.rank, current.score, current.newest, current.carried
+    )
+
+
+def _supersede(statements: list[_Entry]) -> list[_Entry]:
+    """Stage 3: a correction replaces the earlier statement it revises (same subject), which
+    leaves the summary. Each correction run on in one message revises its own statement."""
+    ordered = sorted(statements, key=lambda entry: entry.newest)
+    gone: set[int] = set()
+    result: dict[int, _Entry] = dict(enumerate(ordered))
+    for later, entry in enumerate(ordered):
+        # A carried correction has replaced what it revised in the fold that brought it.
+        if entry.carried or entry.rank > Tier.PLAIN or not is_correction(entry.item.text):
+            continue
+        parts = [p for p in _run_on_parts(entry.item.text) if is_correction(p)] or [entry.item.text]
+        options = {
+            part: [
+                (strength, earlier)
+                for earlier in range(later)
+                if ordered[earlier].newest < entry.newest
+                and (strength := _revises(part, result[earlier].item.text)) > 0
+            ]
+            for part in parts
+        }
+        # The part with the fewest candidates chooses first, so that each finds its own.
+        for part in sorted(parts, key=lambda p: len(options[p])):
+            free = [option for option in options[part] if option[1] not in gone]
+            if free:
+                _revise(result, gone, later, max(free)[1], part)
+    return [entry for index, entry in sorted(result.items()) if index not in gone]
+
+
+@dataclass
+class _Room:
+    """What a summary has used of its target, counted line by line."""
+
+    counter: TokenCounter
+    used: int = 0
+    titled: set[str] | None = None
+
+    def cost(self, entry: _Entry) -> int:
+        # A line costs its text, its bullet and its line break; the first line of a section
+        # also pays for the section's title.
+        titled = self.titled if self.titled is not None else set()
+        cost = self.counter.count_text(f"- {entry.item.text}") + 1
+        if entry.field not in titled:
+            cost += self.counter.count_text(f"{SECTION_TITLES[entry.field]}:") + 1
+        return cost
+
+    def take(self, entry: _Entry) -> None:
+        self.used += self.cost(entry)
+        if self.titled is None:
+            self.titled = set()
+        self.titled.add(entry.field)
+
+
+def _notice(left_out: list[_Entry]) -> str:
+    """What left the block, said in the summary itself (never cut)."""
+    if not left_out:
+        return ""
+    ids = sorted({i for entry in left_out for i in entry.item.source_message_ids})
+    shown = ", ".join(f"#{i}" for i in ids[:NOTICE_IDS]) + (", …" if len(ids) > NOTICE_IDS else "")
+    return f"; {len(left_out)} user statement(s) left out for room (messages {shown})"
+
+
+def _fill_user_block(
+    statements: list[_Entry], limit: int, room: _Room
+) -> tuple[list[_Entry], list[_Entry]]:
+    """Stage 4: the user's words, newest first, within the block's share: statements while
+    they fit, routine requests only while the block is at most half full, small talk
+    never (courtesy carries nothing the agent needs).
+    Returns what is kept and the statements left out."""
+    kept: list[_Entry] = []
+    left_out: list[_Entry] = []
+    newest_first = sorted(statements, key=lambda entry: (entry.rank, -entry.newest))
+    for entry in newest_first:
+        cost = room.cost(entry)
+        if entry.rank <= Tier.PLAIN:
+            if room.used + cost <= limit:
+                room.take(entry)
+                kept.append(entry)
+            else:
+                left_out.append(entry)
+        elif entry.rank == Tier.ROUTINE and room.used + cost <= limit * ROUTINE_ROOM_SHARE:
+            room.take(entry)
+            kept.append(entry)
+        elif entry.carried:
+            left_out.append(entry)  # it was in the block: it leaves visibly
+    return kept, left_out
+
+
+def _fill_others(others: list[_Entry], limit: int, room: _Room) -> list[_Entry]:
+    """Stage 5: the assistant's and tools' items fill what is left, by kind then specificity
+    then age."""
+    kept: list[_Entry] = []
+    for entry in sorted(others, key=lambda e: (e.rank, -e.score, -e.newest)):
+        cost = room.cost(entry)
+        if room.used + cost <= limit:
+            room.take(entry)
+            kept.append(entry)
+    return kept
+
+
+def _content(narrative: str, entries: list[_Entry], left_out: list[_Entry]) -> SummaryContent:
+    """The summary: each section in the order things were said."""
+    sections: dict[str, list[_Entry]] = {field: [] for field in SECTION_TITLES}
+    for entry in sorted(entries, key=lambda e: e.newest):
+        sections[entry.field].append(entry)
+    return SummaryContent(
+        summary_text=narrative,
+        **{f: tuple(e.item for e in rows) for f, rows in sections.items()},
+        left_out=tuple(entry.item for entry in left_out),
+    )
+
+
+def _take_back(left_out: list[_Entry], users: list[_Entry], room: _Room, target: int) -> None:
+    """Room the others left unused takes back statements that left the block, newest first
+    (each one taken back also shortens the notice)."""
+    counter = room.counter
+    for entry in list(left_out):
+        notice_saved = counter.count_text(_notice(left_out)) - counter.count_text(
+            _notice([e for e in left_out if e is not entry])
+        )
+        if room.used + room.cost(entry) - notice_saved <= target:
+            room.used -= notice_saved
+            room.take(entry)
+            users.append(entry)
+            left_out.remove(entry)
+
+
+def _assemble(
+    request: SummaryRequest, statements: list[_Entry], others: list[_Entry]
+) -> SummaryContent:
+    """Stage 6: the block, then the rest, then the narrative (at most a quarter of the
+    target), each line counted as it is taken."""
+    counter, target = request.counter, request.target_tokens
+    head, full = _narrative(request.messages, request.previous)
+    room = _Room(counter, used=counter.count_text(head) + 1)
+    users, left_out = _fill_user_block(statements, int(target * USER_BLOCK_SHARE), room)
+    # The notice of what left takes its room before anything else may use it.
+    room.used += counter.count_text(_notice(left_out))
+    rest = _fill_others(others, target, room)
+    _take_back(left_out, users, room, target)
+    spare = target - room.used
+    told = head.removesuffix(".") + _notice(left_out) + "."
+    narrative = told
+    if spare > 0 and full != head:
+        longer = _fit(full.removeprefix(head), min(target // 4, spare), counter)
+        narrative = told + longer if longer.strip() else told
+    return _within_target(request, head, narrative, users, rest, left_out)
+
+
+def _within_target(
+    request: SummaryRequest,
+    head: str,
+    narrative: str,
+    users: list[_Entry],
+    rest: list[_Entry],
+    left_out: list[_Entry],
+) -> SummaryContent:
+    """Stage 7: lines were counted apart and tokens can merge across line breaks, so the
+    whole is checked: over the target, the narrative gives way to its first sentence and the
+    notice, then the others go, then the oldest of the user's (each counted in the notice,
+    which is never cut while anything else is left)."""
+    counter, target = request.counter, request.target_tokens
+    content = _content(narrative, [*users, *rest], left_out)
+    while counter.count_text(render_summary(content)) > target:
+        told = head.removesuffix(".") + _notice(left_out) + "."
+        if len(narrative) > len(told):
+            narrative = told
+        elif rest:
+            rest.pop()
+        elif users:
+            oldest = min(users, key=lambda e: (-e.rank, e.newest))
+            users.remove(oldest)
+            left_out.append(oldest)
+            narrative = head.removesuffix(".") + _notice(left_out) + "."
+        else:
+            # A target too small for the notice itself (a few tokens): the count alone, and
+            # past that as much of it as fits.
+            count = f"{len(left_out)} user statement(s) left out for room." if left_out else ""
+            narrative = count if len(narrative) > len(count) else _fit(narrative, target, counter)
+            content = _content(narrative, [], left_out)
+            if counter.count_text(render_summary(content)) <= target or not narrative:
+                break
+            narrative = _fit(narrative, target, counter)
+        content = _content(narrative, [*users, *rest], left_out)
+    return content
 
 
 def summarize_extractive(request: SummaryRequest) -> SummaryContent:
-    previous = request.previous
-    messages = request.messages
-    fresh: dict[str, list[SummaryItem]] = {
-        "decision": [],
-        "question": [],
-        "action": [],
-        "said": [],
-        "fact": [],
-        "tool fact": [],
-    }
-    found = [c for index, m in enumerate(messages) for c in _candidates(m, index)]
-    # The user's statements keep the order they were made in; the rest goes by score.
-    ranked = [c for c in found if c.item.from_user] + sorted(
-        (c for c in found if not c.item.from_user), key=lambda c: -c.score
-    )
-    for candidate in ranked:
-        kind = candidate.kind
-        if kind == "question":
-            asker = "user" if candidate.item.from_user else "assistant"
-            if _answered(candidate.item.text, asker, messages[candidate.position + 1 :]):
-                if not candidate.item.from_user:
-                    continue  # the user answered it: nothing left open
-                kind = "said"  # what the user asked stays, no longer open
-        fresh[kind].append(candidate.item)
-    earlier = previous or SummaryContent(summary_text="")
-    answered = {
-        id(i)
-        for i in earlier.open_questions
-        if _answered(i.text, "user" if i.from_user else "assistant", messages)
-    }
-    earlier_questions = [i for i in earlier.open_questions if id(i) not in answered]
-    # A question of the user's answered since: still what they asked, no longer open.
-    earlier_asked = [i for i in earlier.open_questions if i.from_user and id(i) in answered]
-
-    def said_by_user(items: Iterable[SummaryItem]) -> list[SummaryItem]:
-        return [i for i in items if i.from_user]
-
-    def others(items: Iterable[SummaryItem]) -> list[SummaryItem]:
-        return [i for i in items if not i.from_user]
-
-    stated = [i for i in others(earlier.key_facts) if not _from_tool(i)]
-    read = [i for i in earlier.key_facts if _from_tool(i)]
-
-    # Priority, highest first. What earlier summaries held stays: nothing new evicts it, and
-    # of it the user's own words come first. New decisions, questions and facts come next,
-    # again the user's first, then action items, and last what a tool returned: it fills
-    # the room that is left and gives it up to anything said in the conversation.
-    ordered: list[tuple[str, SummaryItem]] = []
-    ordered += [("key_facts", i) for i in said_by_user(earlier.key_facts)]
-    ordered += [("decisions", i) for i in said_by_user(earlier.decisions)]
-    ordered += [("open_questions", i) for i in said_by_user(earlier_questions)]
-    ordered += [("key_facts", i) for i in earlier_asked]
-    ordered += [("decisions", i) for i in others(earlier.decisions)]
-    ordered += [("open_questions", i) for i in others(earlier_questions)]
-    ordered += [("key_facts", i) for i in stated]
-    ordered += [("decisions", i) for i in said_by_user(fresh["decision"])]
-    ordered += [("open_questions", i) for i in said_by_user(fresh["question"])]
-    ordered += [("key_facts", i) for i in fresh["said"]]
-    ordered += [("key_facts", i) for i in said_by_user(fresh["fact"])]
-    ordered += [("decisions", i) for i in others(fresh["decision"])]
-    ordered += [("open_questions", i) for i in others(fresh["question"])]
-    ordered += [("key_facts", i) for i in others(fresh["fact"])]
-    ordered += [("action_items", i) for i in said_by_user(earlier.action_items)]
-    ordered += [("action_items", i) for i in others(earlier.action_items)]
-    ordered += [("action_items", i) for i in said_by_user(fresh["action"])]
-    ordered += [("action_items", i) for i in others(fresh["action"])]
-    ordered += [("key_facts", i) for i in read]
-    ordered += [("key_facts", i) for i in fresh["tool fact"]]
-
-    counter = request.counter
-    target = request.target_tokens
-    # Each section reads oldest first: what earlier summaries held, then what is new.
-    earlier_items = (
-        *earlier.key_facts,
-        *earlier.decisions,
-        *earlier.open_questions,
-        *earlier.action_items,
-    )
-    ages = {id(item): index for index, item in enumerate(earlier_items)}
-    # Items carry the facts; the narrative only says what was folded. Its first sentence is
-    # set aside, the items are chosen, and the narrative takes what room is left (at most a
-    # quarter of the target), so a longer narrative never pushes an item out.
-    head, _ = _narrative(messages, previous)
-    used = counter.count_text(head) + 1
-    picked: list[tuple[str, SummaryItem]] = []
-    seen: set[str] = set()
-    titled: set[str] = set()
-    left_out = 0
-
-    def line_cost(field: str, item: SummaryItem) -> int:
-        # A line costs its text, its bullet and its line break; the first line of a section
-        # also pays for the section's title.
-        cost = counter.count_text(f"- {item.text}") + 1
-        if field not in titled:
-            cost += counter.count_text(f"{SECTION_TITLES[field]}:") + 1
-        return cost
-
-    for field, item in ordered:
-        key = _normalise(item.text.removeprefix(TOOL_LABEL))
-        if not key or key in seen:
-            continue
-        cost = line_cost(field, item)
-        if used + cost > target and item.from_user:
-            # A user statement makes room by clipping the oldest user statements first.
-            for index, (kept_field, kept) in enumerate(picked):
-                if used + cost <= target:
-                    break
-                if not kept.from_user or len(kept.text) <= CLIPPED_CHARS:
-                    continue
-                shorter = _clipped(kept, CLIPPED_CHARS)
-                ages[id(shorter)] = ages.get(id(kept), len(earlier_items))
-                used -= counter.count_text(f"- {kept.text}") - counter.count_text(
-                    f"- {shorter.text}"
-                )
-                picked[index] = (kept_field, shorter)
-        if used + cost > target:
-            if item.from_user:
-                # Never silently: the summary says how many it could not hold.
-                left_out += 1
-                longer, _ = _narrative(messages, previous, left_out)
-                used += counter.count_text(longer) - counter.count_text(head)
-                head = longer
-            continue
-        seen.add(key)
-        titled.add(field)
-        picked.append((field, item))
-        used += cost
-    _, full_narrative = _narrative(messages, previous, left_out)
-    room = target - used + counter.count_text(head) + 1
-    narrative = _fit(full_narrative, min(target // 4, room), counter)
-    if counter.count_text(narrative) < counter.count_text(head) and room > 0:
-        narrative = _fit(head, room, counter)
-
-    def build() -> SummaryContent:
-        sections: dict[str, list[tuple[int, int, SummaryItem]]] = {f: [] for f in SECTION_TITLES}
-        for rank, (field, item) in enumerate(picked):
-            age = ages.get(id(item), len(earlier_items))
-            sections[field].append((age, rank, item))
-        return SummaryContent(
-            summary_text=narrative,
-            **{f: tuple(item for _, _, item in sorted(rows)) for f, rows in sections.items()},
-        )
-
-    content = build()
-    # Lines were counted apart; tokens can merge across line breaks, so check the whole and
-    # give up the narrative before any item, then items from the lowest priority up.
-    while counter.count_text(render_summary(content)) > target:
-        if len(narrative) > len(head) or (narrative and not picked):
-            narrative = narrative[: max(len(narrative) // 2, len(head) if picked else 0)]
-        elif picked:
-            picked.pop()
-        else:
-            break
-        content = build()
-    return content
+    """Fold ``request.messages`` into ``request.previous`` within ``request.target_tokens``:
+    what the new messages offer (1) and what the previous summary held (2) compete on the
+    same terms; corrections replace what they revise (3); the user's words fill their block
+    (4), the rest what is left (5); the whole is assembled (6) and held to the target (7)."""
+    earlier = request.previous or SummaryContent(summary_text="")
+    new_users, new_others = _extract(request.messages)
+    old_users, old_others = _carried(earlier, request.messages)
+    statements = _supersede(_unique([*old_users, *new_users]))
+    said = {_normalise(entry.item.text) for entry in statements}
+    others = [
+        entry
+        for entry in _unique([*old_others, *new_others])
+        if _normalise(entry.item.text.removeprefix(TOOL_LABEL)) not in said
+    ]
+    return _assemble(request, statements, others)

@@ -802,6 +802,7 @@ def _audit_values(
         "blocks": dict(decision.blocks),
         "block_telemetry": {
             **decision.block_telemetry,
+            **_left_out_telemetry(decision),
             **(
                 {"recall": {"message_ids": list(decision.recall.message_ids)}}
                 if decision.recall is not None
@@ -819,6 +820,16 @@ def _audit_values(
         "change_reason": decision.change_reason,
         "created_at": utcnow(),
     }
+
+
+def _left_out_telemetry(decision: Decision) -> dict[str, Any]:
+    """The user's statements the summary made by this assembly left out for room: counted
+    and listed by message id (they stay in the history, and recall can bring them back)."""
+    made = decision.new_summary
+    if made is None or not made.content.left_out:
+        return {}
+    ids = sorted({i for item in made.content.left_out for i in item.source_message_ids})
+    return {"summary_left_out": {"statements": len(made.content.left_out), "message_ids": ids}}
 
 
 def _in_format(

@@ -116,3 +116,40 @@ def test_over_target_the_users_new_statements_outlast_other_new_items() -> None:
     assert O200K.count_text(render_summary(merged)) <= target
     assert "Please call me Wren from now on." in [i.text for i in merged.key_facts]
     assert set(PREVIOUS.key_facts) <= set(merged.key_facts)
+
+
+def test_a_statement_a_new_correction_revises_is_not_carried_back() -> None:
+    """The model dropped the old value on purpose: carry-over does not bring it back."""
+    previous = SummaryContent(
+        summary_text="",
+        key_facts=(
+            SummaryItem("the offsite is in Lyon this year", (3,), from_user=True),
+            SummaryItem("I prefer answers as bullet points", (4,), from_user=True),
+        ),
+    )
+    new = SummaryContent(
+        summary_text="",
+        key_facts=(
+            SummaryItem("actually, not Lyon — the offsite moved to Porto", (20,), from_user=True),
+        ),
+    )
+    merged = carry_over(previous, new, target_tokens=1000, counter=O200K)
+    texts = [item.text for item in merged.key_facts]
+    assert texts == ["I prefer answers as bullet points", new.key_facts[0].text]
+
+
+def test_a_revised_statement_kept_beside_its_correction_is_left_out() -> None:
+    """The model kept both, reordered: only the correction stays current."""
+    new = SummaryContent(
+        summary_text="",
+        key_facts=(
+            SummaryItem("correction: Sunniva owns the payments dashboard now", (30,), True),
+            SummaryItem("Gustavo owns the payments dashboard", (8,), from_user=True),
+            SummaryItem("Octavian owns the status page", (9,), from_user=True),
+        ),
+    )
+    merged = carry_over(None, new, target_tokens=1000, counter=O200K)
+    assert [item.text for item in merged.key_facts] == [
+        "correction: Sunniva owns the payments dashboard now",
+        "Octavian owns the status page",
+    ]

@@ -1,0 +1,146 @@
+"""The summary's user block, seen through the app on an 8k model: the user's own words come
+first, a correction replaces what it revises, routine requests and small talk give way, and
+a statement that leaves the block leaves visibly (in the summary's text and the audit row)
+while its message stays in the history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from bench.quality import text_of
+from tests.support import (
+    audit_rows,
+    complete_turn,
+    create_session,
+    post_step,
+    start_turn,
+    stored_messages,
+    words,
+)
+
+ROUTINE = (
+    "grep the logs for trace 9f3c2a77e1",
+    "rerun job ingest-{n}",
+    "thanks!",
+    "tail worker-{n}.log",
+    "ok",
+    "why did test_cache_retry fail?",
+)
+
+
+async def _turn(client: httpx.AsyncClient, sid: str, said: str, n: int) -> dict[str, Any]:
+    """One tool-using turn: the user's message, a tool result of about 900 tokens, the
+    answer. Returns the prompt of the turn's start."""
+    prompt = await start_turn(client, sid, said)
+    await post_step(client, sid, prompt["turn_id"], [f"call_{n}"], [words(900, n)])
+    await complete_turn(client, sid, prompt["turn_id"], f"Job {n} done in {n}s, exit code 0.")
+    return prompt
+
+
+async def _session(client: httpx.AsyncClient, said: dict[int, str], turns: int) -> dict[str, Any]:
+    """A session whose user says ``said[n]`` at turn n and routine things otherwise; the
+    prompt of one more turn after the last."""
+    sid = str((await create_session(client))["id"])
+    for n in range(turns):
+        await _turn(client, sid, said.get(n, ROUTINE[n % len(ROUTINE)].format(n=n)), n)
+    last = await start_turn(client, sid, "what's next?")
+    return {"id": sid, **last}
+
+
+def _summary_text(prompt: dict[str, Any]) -> str:
+    return text_of(prompt["messages"][:1])
+
+
+async def test_a_correction_replaces_what_it_revises(client: httpx.AsyncClient) -> None:
+    prompt = await _session(
+        client,
+        {
+            1: "the offsite is in Lyon this year",
+            9: "actually, not Lyon — the offsite moved to Porto",
+        },
+        turns=24,
+    )
+    text = text_of(prompt["messages"])
+    assert "the offsite moved to Porto" in text
+    # Lyon is only ever named beside Porto, as history.
+    assert all("Porto" in line for line in text.splitlines() if "Lyon" in line)
+    assert "the offsite is in Lyon this year" not in text
+
+
+async def test_a_short_standing_rule_late_in_a_session_survives(
+    client: httpx.AsyncClient,
+) -> None:
+    rule = "no deploys on Fridays"
+    early = {
+        n: f"{name} owns the {thing}."
+        for n, (name, thing) in enumerate(
+            [("Marguerite", "billing service"), ("Theodoric", "status page")], start=1
+        )
+    }
+    prompt = await _session(client, {**early, 20: rule}, turns=40)
+    text = _summary_text(prompt)
+    assert rule in text
+    assert "Marguerite owns the billing service." in text
+    # Small talk and the routine requests of the early turns gave way.
+    assert "thanks!" not in text
+
+
+async def test_names_in_any_script_and_a_fact_inside_a_request_survive(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the contractor helping us is Дмитрий",
+        2: "our designer is 王芳, send mockups there",
+        3: "can you remind the team that Bogdana is out until the twentieth?",
+        4: "Zoë signs off on every release",
+        5: "we have twelve engineers on the pager rotation",
+    }
+    prompt = await _session(client, said, turns=30)
+    text = _summary_text(prompt)
+    for statement in said.values():
+        assert statement in text, statement
+
+
+async def test_a_statement_that_leaves_the_block_is_counted_audited_and_kept(
+    client: httpx.AsyncClient,
+) -> None:
+    # More statements than the block holds: each names a person, a place and a deadline.
+    said = {
+        n: f"Person {n} is {name}, who works from {city} and owns the {thing} until March."
+        for n, (name, city, thing) in enumerate(
+            [
+                (name, city, thing)
+                for name in ("Marguerite", "Theodoric", "Priyanka", "Oluwaseun", "Bogdana")
+                for city in ("Kraków", "Malmö", "Reykjavík", "Tromsø", "Hobart", "Windhoek")
+                for thing in ("billing service", "status page")
+            ][:54],
+            start=1,
+        )
+    }
+    prompt = await _session(client, said, turns=56)
+    rows = await audit_rows(client, prompt["id"])
+    leaving = [
+        r["block_telemetry"]["summary_left_out"]
+        for r in rows
+        if "summary_left_out" in (r["block_telemetry"] or {})
+    ]
+    assert leaving, "no statement left the block"
+    left_ids = {i for entry in leaving for i in entry["message_ids"]}
+    assert all(entry["statements"] >= 1 for entry in leaving)
+    # The summary that left them says so, with their ids.
+    summaries = (
+        await client.get(f"/v1/sessions/{prompt['id']}/summaries", params={"limit": 500})
+    ).json()["summaries"]
+    notices = " ".join(s["summary_text"] for s in summaries)
+    assert "user statement(s) left out for room" in notices
+    assert any(f"#{i}" in notices for i in left_ids)
+    # The newest statements are in the last prompt (summary or raw); the messages that left
+    # are still stored, whole.
+    text = text_of(prompt["messages"])
+    assert all(said[n] in text for n in range(max(said) - 8, max(said) + 1))
+    stored = {m["id"]: m for m in await stored_messages(client, prompt["id"])}
+    assert left_ids <= set(stored)
+    assert all(stored[i]["role"] == "user" for i in left_ids)
+    assert any(stored[i]["content"] in said.values() for i in left_ids)

@@ -1,0 +1,85 @@
+"""Which of the user's sentences are statements to keep, routine requests or small talk, and
+which later statement revises an earlier one."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.budget.statements import Tier, is_correction, supersedes, tier
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "the contractor helping us is Дмитрий",
+        "our designer is 王芳, send mockups there",
+        "Zoë signs off on every release",
+        "the org is twelve engineers total",
+        "the audit has to be finished by the end of next quarter",
+        "can you remind the team that Bogdana is out until the twentieth?",
+        "since Anselm approves all schema changes, should we ping him first?",
+        "the status page belongs to Ingeborg's team",
+        "Rule: no deploys on Fridays.",
+        "Keep this in mind: no overnight layovers.",
+        "Il rilascio si fa sempre di lunedì mattina, mai di venerdì.",
+        "so yeah it turns out the whole thing has to run on arm64 boxes because security said so",
+        "should the transfer leave at 7am or later?",
+    ],
+)
+def test_statements_are_recognised_without_capitals_or_keywords_alone(sentence: str) -> None:
+    assert tier(sentence) == Tier.STATEMENT
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "grep the logs for trace 9f3c2a77e1",
+        "rerun job ingest-42",
+        "can you check why search-api is failing again",
+        "Turn 12: please check the hotel near the station again",
+        "why did test_cache_retry fail?",
+        "is api-gateway healthy now?",
+        "can you check my PR",
+    ],
+)
+def test_routine_requests_are_recognised(sentence: str) -> None:
+    assert tier(sentence) == Tier.ROUTINE
+
+
+@pytest.mark.parametrize(
+    "sentence", ["thanks!", "lol", "ok", "sounds good to me", "merci !", "sorry, was in a meeting"]
+)
+def test_small_talk_is_recognised(sentence: str) -> None:
+    assert tier(sentence) == Tier.SMALL_TALK
+
+
+@pytest.mark.parametrize(
+    ("correction", "earlier"),
+    [
+        ("actually, not Lyon — the offsite moved to Porto", "the offsite is in Lyon this year"),
+        ("scratch that, offsite is Lyon now", "the offsite is in Gothenburg this year"),
+        (
+            "correction: the new hire's name is Bartosz",
+            "the new hire starting next month is Nkechi",
+        ),
+        ("update: pentest report moved to early October", "the pentest report is due in April"),
+        ("en fait, le serveur est à Lyon", "le serveur est à Paris"),
+    ],
+)
+def test_a_correction_revises_the_statement_on_its_subject(correction: str, earlier: str) -> None:
+    assert supersedes(correction, earlier) > 0
+
+
+@pytest.mark.parametrize(
+    ("later", "earlier"),
+    [
+        ("actually I prefer tabs", "I prefer answers as bullet points, not paragraphs"),
+        ("the offsite moved to Porto", "Marguerite owns the billing service"),
+        ("Theodoric owns the payments dashboard", "Gustavo owns the payments dashboard"),
+    ],
+)
+def test_a_statement_on_another_subject_or_without_a_correction_revises_nothing(
+    later: str, earlier: str
+) -> None:
+    assert supersedes(later, earlier) == 0
+    assert is_correction("actually, not X — Y")
