@@ -165,7 +165,9 @@ def postgres_server_url() -> Iterator[str]:
         + f"\nSet {POSTGRES_URL_ENV} to a server you can create databases on, run one on "
         '127.0.0.1:5432, or start Docker; or leave these tests out with -m "not postgres".'
     )
-    pytest.fail("no Postgres server (what was tried is at the end of the run)", pytrace=False)
+    # The whole reason, not a pointer to the end of the run: under pytest-xdist this runs in
+    # a worker, whose terminal summary nobody sees.
+    pytest.fail(_POSTGRES_MISSING[-1], pytrace=False)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
