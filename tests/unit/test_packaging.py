@@ -1,7 +1,7 @@
 """What ``pip install contextd`` and ``pip install contextd-client`` put into site-packages:
 one top-level package each, neither a name an agent's own code is likely to use besides
-``app`` (kept for the server); the top-level ``migrations/`` inside the server's package, so that
-an installed server migrates without a checkout."""
+``app`` (kept for the server); the top-level ``migrations/`` inside the server's package, and
+the console's page, so that an installed server migrates and serves them without a checkout."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return next((tmp_path / "dist").glob("contextd-*.whl"))
 
 
-def test_the_wheel_holds_the_app_package_with_the_migrations(wheel: Path) -> None:
+def test_the_wheel_holds_the_app_package_with_the_migrations_and_the_console(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
 
@@ -77,6 +77,9 @@ def test_the_wheel_holds_the_app_package_with_the_migrations(wheel: Path) -> Non
     shipped = [f"app/{name}" for name in migrations if "__pycache__" not in name]
     assert [name for name in shipped if Path(name).suffix and name not in names] == []
     assert "app/migrations/script.py.mako" in names
+    assert {"app/console/index.html", "app/console/console.js", "app/console/console.css"} <= set(
+        names
+    )
 
 
 def test_an_installed_wheel_migrates_from_its_own_migrations(wheel: Path, tmp_path: Path) -> None:
