@@ -50,7 +50,8 @@ def _require_tiktoken_files() -> None:
             f"tiktoken cannot load its BPE files ({type(error).__name__}). With internet it "
             "downloads them once; offline, put cl100k_base and o200k_base in the folder "
             f"TIKTOKEN_CACHE_DIR names (now {os.environ.get('TIKTOKEN_CACHE_DIR', 'unset')}; "
-            "set it in the environment or in .env; README: Air-gapped installs) and run again.",
+            "set it in the environment or in .env; docs/counting.md: Air-gapped installs) and run "
+            "again.",
             returncode=4,
         )
 
