@@ -140,7 +140,7 @@ async function showSessions(view) {
   }
   const table = el("table", { id: "sessions" },
     el("thead", {}, el("tr", {},
-      ["session", "model", "last assembly", "assemblies", "turns", "summaries", "prunes",
+      ["session", "model", "last assembly", "assemblies", "turns", "summary triggers", "prunes",
         "rejections", "last fill"].map((h, i) => el("th", { class: i >= 3 ? "num" : null }, h)))),
     el("tbody", {}, [...sessions.values()].map((s) =>
       el("tr", { class: "clickable", "data-session": s.id, onclick: () => { location.hash = `#/session/${encodeURIComponent(s.id)}`; } },
