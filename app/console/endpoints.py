@@ -52,9 +52,11 @@ async def console_page() -> Response:
 
 @router.get("/console.js")
 async def console_script() -> Response:
+    """The console's script: draws the pages from the audit and session APIs."""
     return _served("console.js")
 
 
 @router.get("/console.css")
 async def console_style() -> Response:
+    """The console's stylesheet (system fonts: nothing is loaded from elsewhere)."""
     return _served("console.css")
