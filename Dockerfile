@@ -8,8 +8,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     CONTEXTD_DATABASE_URL=sqlite+aiosqlite:////data/contextd.db
 
 WORKDIR /srv/contextd
-COPY pyproject.toml README.md alembic.ini ./
+COPY pyproject.toml setup.py README.md alembic.ini ./
 COPY app ./app
+COPY migrations ./migrations
 RUN pip install --no-cache-dir ".[otel]" \
     # Bake the BPE files in, so the container counts exactly without internet at run time.
     && python -c "import tiktoken; [tiktoken.get_encoding(e) for e in ('o200k_base', 'cl100k_base')]" \

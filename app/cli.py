@@ -222,7 +222,7 @@ def _tokenizers(settings: Settings) -> int:
         _say(
             "contextd counts the models of a missing encoding with chars/4 * 1.25 (it errs "
             "high, but is not exact): copy the files above into the cache folder and set "
-            "TIKTOKEN_CACHE_DIR (README, Token counting)"
+            "TIKTOKEN_CACHE_DIR (docs/counting.md)"
         )
     return 1 if missing else 0
 

@@ -40,7 +40,16 @@ from app.errors import DatabaseUnavailableError, InvalidRequestError, ServiceErr
 
 logger = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+def _migrations_dir() -> Path:
+    """Alembic's folder: ``migrations/`` beside the package in a checkout, ``app/migrations``
+    inside it once installed from a wheel (pyproject.toml ships it there)."""
+    package = Path(__file__).resolve().parent
+    installed = package / "migrations"
+    return installed if (installed / "env.py").is_file() else package.parent / "migrations"
+
+
+MIGRATIONS_DIR = _migrations_dir()
 
 
 def create_engine(

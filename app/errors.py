@@ -123,7 +123,8 @@ class ErrorCode:
 
 
 #: Every error ``code`` the API answers with, in one place: the OpenAPI document and the
-#: README list them from here, and a test fails when code answers with one not listed.
+#: documentation (app/reference.py) list them from here, and a test fails when code answers
+#: with one not listed.
 ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("unauthenticated", 401, "no API key, or an unknown or revoked one"),
     ErrorCode("forbidden_scope", 403, "the key lacks the scope this endpoint needs"),

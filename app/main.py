@@ -23,6 +23,7 @@ from app.auth.cache import ApiKeyCache
 from app.auth.dependencies import require
 from app.auth.service import Scope, check_open_mode
 from app.caches import TTLCache
+from app.console.endpoints import router as console_router
 from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
 from app.errors import (
@@ -252,6 +253,7 @@ def create_app(
     app.include_router(summary_jobs_router)
     app.include_router(search_router)
     app.include_router(drop_in_router)
+    app.include_router(console_router)
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:

@@ -45,8 +45,11 @@ class Settings(BaseSettings):
             "closed per request, which costs more than the request."
         ),
     )
-    host: str = "127.0.0.1"
-    port: int = 8080
+    host: str = Field(
+        default="127.0.0.1",
+        description="The address `contextd serve` binds; off loopback it needs API keys.",
+    )
+    port: int = Field(default=8080, description="The port `contextd serve` listens on.")
     workers: int = Field(
         default=1,
         ge=1,
@@ -55,7 +58,9 @@ class Settings(BaseSettings):
             "PROMETHEUS_MULTIPROC_DIR (a temporary directory is made when it is unset)."
         ),
     )
-    log_level: str = "info"
+    log_level: str = Field(
+        default="info", description="debug, info, warning or error; debug adds budget telemetry."
+    )
     log_format: Literal["json", "text"] = Field(
         default="json",
         description="json: one JSON object per line, for log pipelines; text: for people.",
@@ -79,7 +84,7 @@ class Settings(BaseSettings):
         default=5000, gt=0, description="Rows per purge transaction (a short id range)."
     )
 
-    # Trust (README "Security and reliability").
+    # Trust (docs/operations.md, "Security and reliability").
     allow_unauthenticated: bool = Field(
         default=False,
         description=(
@@ -106,13 +111,27 @@ class Settings(BaseSettings):
     )
 
     # Budget policy (seed 003 §4-§5, PRODUCT.md "The policy").
-    max_output_tokens: int = Field(default=2048, gt=0)
-    default_context_limit: int = Field(default=8192, gt=0)
-    output_reserve_ratio: float = Field(default=0.20, gt=0, lt=1)
-    overhead_reserve_ratio: float = Field(default=0.05, ge=0, lt=1)
-    overhead_reserve_min: int = Field(default=1024, ge=0)
-    summary_trigger_ratio: float = Field(default=0.70, gt=0, le=1)
-    prune_trigger_ratio: float = Field(default=0.90, gt=0, le=1)
+    max_output_tokens: int = Field(
+        default=2048, gt=0, description="The output reserve (capped at output_reserve_ratio)."
+    )
+    default_context_limit: int = Field(
+        default=8192, gt=0, description="The context limit of a model the table does not know."
+    )
+    output_reserve_ratio: float = Field(
+        default=0.20, gt=0, lt=1, description="The output reserve's cap, as a share of the limit."
+    )
+    overhead_reserve_ratio: float = Field(
+        default=0.05, ge=0, lt=1, description="The overhead reserve, as a share of the limit."
+    )
+    overhead_reserve_min: int = Field(
+        default=1024, ge=0, description="The overhead reserve's floor, in tokens."
+    )
+    summary_trigger_ratio: float = Field(
+        default=0.70, gt=0, le=1, description="Summarise at this share of the input budget."
+    )
+    prune_trigger_ratio: float = Field(
+        default=0.90, gt=0, le=1, description="Prune when still at this share after summarising."
+    )
     mandatory_summary_turns: int = Field(
         default=8, ge=0, description="Summarise after this many turns without one; 0 turns it off."
     )
@@ -173,8 +192,12 @@ class Settings(BaseSettings):
         default=None, description="The chat API's base URL, e.g. http://127.0.0.1:11434/v1."
     )
     summarizer_model: str | None = Field(default=None, description="The model to summarise with.")
-    summarizer_api_key: SecretStr | None = None
-    summarizer_timeout_seconds: float = Field(default=60.0, gt=0)
+    summarizer_api_key: SecretStr | None = Field(
+        default=None, description="Sent as `Authorization: Bearer …` to the summariser's API."
+    )
+    summarizer_timeout_seconds: float = Field(
+        default=60.0, gt=0, description="Seconds per request to the summariser's chat API."
+    )
     summarizer_max_attempts: int = Field(
         default=3, ge=1, description="HTTP attempts per request (transport errors and 5xx)."
     )
@@ -197,7 +220,9 @@ class Settings(BaseSettings):
         gt=0,
         description="A claim's lease; a worker that stops renewing it loses the job to another.",
     )
-    summary_job_poll_seconds: float = Field(default=1.0, gt=0)
+    summary_job_poll_seconds: float = Field(
+        default=1.0, gt=0, description="A summary worker's pause when no job waits."
+    )
     summary_job_max_attempts: int = Field(
         default=3, ge=1, description="Claims of one job before it is marked failed."
     )
@@ -219,14 +244,16 @@ class Settings(BaseSettings):
             'OpenRouter…), as JSON: {"llama-3.1-8b": "http://127.0.0.1:8000/v1"}.'
         ),
     )
-    proxy_connect_timeout_seconds: float = Field(default=10.0, gt=0)
+    proxy_connect_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="How long connecting to the upstream may take."
+    )
     proxy_read_timeout_seconds: float = Field(
         default=600.0,
         gt=0,
         description="Longest silence of the upstream (between two chunks of a stream).",
     )
 
-    # Embeddings for search and recall (README "Search and recall"). Off unless both the base
+    # Embeddings for search and recall (docs/recall.md). Off unless both the base
     # URL and the model are set: then full-text search alone, and no embedding work at all.
     embeddings_base_url: str | None = Field(
         default=None,
@@ -236,7 +263,9 @@ class Settings(BaseSettings):
         ),
     )
     embeddings_model: str | None = Field(default=None, description="The model to embed with.")
-    embeddings_api_key: SecretStr | None = None
+    embeddings_api_key: SecretStr | None = Field(
+        default=None, description="Sent as `Authorization: Bearer …` to the embeddings API."
+    )
     embeddings_dimensions: int | None = Field(
         default=None,
         ge=1,
@@ -279,7 +308,7 @@ class Settings(BaseSettings):
         ),
     )
 
-    # Token counting (README "Token counting").
+    # Token counting (docs/counting.md).
     models_file: Path | None = Field(
         default=None,
         description=(

@@ -1,12 +1,13 @@
-"""Run the benchmark suite and write docs/benchmarks.md with its plots under docs/bench/.
+"""Run the main benchmarks and write their sections of docs/benchmarks.md, with their plots
+under docs/bench/.
 
-    python -m bench.report                  # everything, full size (about 20 minutes)
-    python -m bench.report --quick          # a smoke run (a few minutes)
-    python -m bench.report --only latency,quality --database-url postgresql+asyncpg://…
+    python -m bench report                  # everything, full size (about 20 minutes)
+    python -m bench report --quick          # a smoke run (a few minutes)
+    python -m bench report --only latency,quality --database-url postgresql+asyncpg://…
 
 Each benchmark's figures are kept as JSON under docs/bench/, so a run of some of them
-rewrites the page with the others' last figures (each section says when and how it was
-made). Needs the bench extra: pip install -e ".[bench]".
+rewrites their sections with the others' last figures (each section says when and how it was
+made). The rest of the page is left as it is. Needs the bench extra: pip install -e ".[bench]".
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from bench import latency, quality, synth, throughput, user_facts
 from bench.common import DEFAULT_SERVER, machine_details
+from bench.page import PAGE, replace_section
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -372,53 +374,27 @@ RENDER = {
 PLOT = {"latency": plot_latency, "throughput": plot_throughput, "quality": plot_quality}
 
 
-#: What the profile says about the figures: written by hand, kept beside the figures.
-FINDINGS = Path(__file__).resolve().parent / "findings.md"
-#: The tokenizer benchmark's section (``python -m bench.tokenizers`` writes its tables; it
-#: needs the tokenizers extra and runs apart from this report).
-COUNTING = Path(__file__).resolve().parent / "counting.md"
-#: Search and recall figures (``python -m bench.search`` and ``bench.recall``, run apart).
-RECALL = Path(__file__).resolve().parent / "recall.md"
-#: Anthropic cache breakpoint coverage (``python -m bench.cache_breakpoints``, run apart).
-CACHING = Path(__file__).resolve().parent / "caching.md"
+def _own_section(markdown: str) -> None:
+    """A section this report renders (``## title`` first) in place of its last version."""
+    heading, _, body = markdown.strip().partition("\n")
+    replace_section(heading.removeprefix("## "), body)
 
 
 def write_page(sections: dict[str, dict[str, Any]], machine: dict[str, str]) -> None:
+    """Rewrite this report's sections of docs/benchmarks.md (the machine, the targets, and one
+    per benchmark run); the rest of the page (what other benchmarks wrote, the prose written
+    by hand) stays as it was."""
     rows = "\n".join(f"| {name} | {value} |" for name, value in machine.items())
     summary = []
     for name in SECTIONS:
         if name in sections:
             for target in sections[name]["results"]["targets"]:
                 summary.append(target)
-    body = "\n".join(RENDER[name](sections[name]) for name in SECTIONS if name in sections)
-    page = f"""# Benchmarks
-
-contextd next to what an agent would otherwise do in-process: LangChain's `trim_messages`
-and LlamaIndex's `ChatMemoryBuffer` / `Memory`, and next to the bare FastAPI + asyncpg stack
-it is built on. Written by `python -m bench.report` (each benchmark also runs alone:
-`python -m bench.latency`, `bench.throughput`, `bench.quality`, `bench.user_facts`). Timings
-are from one shared machine and vary from run to run by several percent.
-
-## Machine
-
-| | |
-|---|---|
-{rows}
-
-## Targets
-
-{targets_table(summary)}
-
-{FINDINGS.read_text().strip()}
-
-{body}
-
-{RECALL.read_text().strip() if RECALL.exists() else ""}
-
-{CACHING.read_text().strip() if CACHING.exists() else ""}
-
-{COUNTING.read_text().strip() if COUNTING.exists() else ""}"""
-    (DOCS / "benchmarks.md").write_text(page.rstrip() + "\n")
+    replace_section("Machine", f"| | |\n|---|---|\n{rows}")
+    replace_section("Targets", targets_table(summary))
+    for name in SECTIONS:
+        if name in sections:
+            _own_section(RENDER[name](sections[name]))
 
 
 def main() -> None:
@@ -437,7 +413,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     FIGURES.mkdir(parents=True, exist_ok=True)
-    command = "python -m bench.report " + shlex.join(sys.argv[1:])
+    command = "python -m bench report " + shlex.join(sys.argv[1:])
     for name in chosen:
         print(f"{name} …", flush=True)  # noqa: T201
         results = asyncio.run(measure(name, args))
@@ -456,7 +432,7 @@ def main() -> None:
             if name in PLOT:
                 PLOT[name](sections[name]["results"], FIGURES / f"{name}.png")
     write_page(sections, asyncio.run(machine_details(args.database_url)))
-    print(f"wrote {DOCS / 'benchmarks.md'}")  # noqa: T201
+    print(f"wrote {PAGE}")  # noqa: T201
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 (no OTEL_* variables) and on (the SDK's batch processor into an in-memory exporter, so the
 export itself is not measured). Prints the latency of a turn start and the spans per turn.
 
-    python -m bench.tracing_overhead --turns 300
+    python -m bench tracing-overhead --turns 300
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ async def _turn_starts(client: httpx.AsyncClient, turns: int) -> list[float]:
     return durations
 
 
-async def main(turns: int) -> None:
+async def measure(turns: int) -> None:
     async with _client(None) as client:
         await _turn_starts(client, 20)  # warm-up
         off = await _turn_starts(client, turns)
@@ -77,7 +77,11 @@ async def main(turns: int) -> None:
     print(f"spans per turn (start + complete, on): {spans / turns:.1f}")  # noqa: T201
 
 
-if __name__ == "__main__":
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=300)
-    asyncio.run(main(parser.parse_args().turns))
+    asyncio.run(measure(parser.parse_args().turns))
+
+
+if __name__ == "__main__":
+    main()

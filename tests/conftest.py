@@ -50,7 +50,8 @@ def _require_tiktoken_files() -> None:
             f"tiktoken cannot load its BPE files ({type(error).__name__}). With internet it "
             "downloads them once; offline, put cl100k_base and o200k_base in the folder "
             f"TIKTOKEN_CACHE_DIR names (now {os.environ.get('TIKTOKEN_CACHE_DIR', 'unset')}; "
-            "set it in the environment or in .env; README: Air-gapped installs) and run again.",
+            "set it in the environment or in .env; docs/counting.md: Air-gapped installs) and run "
+            "again.",
             returncode=4,
         )
 
@@ -165,7 +166,9 @@ def postgres_server_url() -> Iterator[str]:
         + f"\nSet {POSTGRES_URL_ENV} to a server you can create databases on, run one on "
         '127.0.0.1:5432, or start Docker; or leave these tests out with -m "not postgres".'
     )
-    pytest.fail("no Postgres server (what was tried is at the end of the run)", pytrace=False)
+    # The whole reason, not a pointer to the end of the run: under pytest-xdist this runs in
+    # a worker, whose terminal summary nobody sees.
+    pytest.fail(_POSTGRES_MISSING[-1], pytrace=False)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -12,12 +12,10 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
+from app.auth.callers import Caller
 from app.caches import TTLCache
-
-if TYPE_CHECKING:  # the service tells this module of key changes: imported the other way
-    from app.auth.service import Caller
 
 V = TypeVar("V")
 

@@ -13,12 +13,18 @@ import re
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.cache import keys_changed
+
+# Who is calling lives in app.auth.callers (the key cache needs it too); named here as well,
+# where the key service has always given it.
+from app.auth.callers import DEFAULT_TENANT as DEFAULT_TENANT
+from app.auth.callers import OPEN_CALLER as OPEN_CALLER
+from app.auth.callers import Caller as Caller
+from app.auth.callers import Scope as Scope
 from app.auth.repository import ApiKeyRepository
 from app.errors import InvalidRequestError, NotFoundError
 from app.models import ApiKeyRecord
@@ -29,26 +35,6 @@ logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "ctxd_"
 TENANT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
-#: The tenant of every session when the service runs without keys.
-DEFAULT_TENANT = "default"
-
-
-class Scope(StrEnum):
-    AGENT = "agent"  # sessions, turns, messages, summaries
-    OPS = "ops"  # audit rows and metrics, read only
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who is calling: everything a request may touch belongs to ``tenant_id``."""
-
-    tenant_id: str
-    scopes: frozenset[Scope]
-    #: None when the service runs open (no key exists).
-    key_id: str | None
-
-
-OPEN_CALLER = Caller(tenant_id=DEFAULT_TENANT, scopes=frozenset(Scope), key_id=None)
 
 
 @dataclass(frozen=True)

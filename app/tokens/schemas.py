@@ -119,7 +119,7 @@ class CalibrationOut(BaseModel):
 
     #: The ratio budgets use now: provider tokens per contextd token (1.0: none).
     ratio: float
-    #: The smoothed ratio as learnt; a ratio below 1 applies only in part (README).
+    #: The smoothed ratio as learnt; a ratio below 1 applies only in part (docs/counting.md).
     learnt_ratio: float | None
     #: Reports taken into the ratio, and reports ignored (invalid or outliers).
     samples: int

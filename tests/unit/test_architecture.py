@@ -106,3 +106,21 @@ def test_no_package_imports_another_packages_private_names() -> None:
         if name.startswith("_")
     ]
     assert offending == []
+
+
+def test_no_two_modules_import_each_other_even_for_type_checking() -> None:
+    # A circle hidden behind TYPE_CHECKING is still two modules that cannot be read apart.
+    modules = app_modules()
+
+    def imports(path: Path) -> set[str]:
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+        return found & modules.keys()
+
+    graph = {name: imports(path) - {name} for name, path in modules.items()}
+    pairs = sorted({tuple(sorted((a, b))) for a in graph for b in graph[a] if a in graph[b]})
+    assert pairs == []

@@ -9,7 +9,7 @@ A text whose vector would pass Postgres's 1 MB tsvector limit with its parts kee
 vector it had. SQLite is unchanged: FTS5's unicode61 tokenizer already splits on
 punctuation (a version in a question is looked up there as the phrase of its parts).
 
-Revision ID: 0017
+Revision ID: 0013_search_parts
 Revises: 0012_message_text_serial
 Create Date: 2026-11-25 22:00:00
 """
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0017"
+revision: str = "0013_search_parts"
 down_revision: str | None = "0012_message_text_serial"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
