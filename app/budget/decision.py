@@ -456,6 +456,7 @@ def _reasoning_views(
     cleared: set[int] = set()
     uncounted: set[int] = set()
     rule = snapshot.reasoning
+    turns_with_calls = {m.turn_seq for m, _ in shown if m.role == "assistant" and m.tool_calls}
     # Without a clear_thinking strategy the API keeps the last assistant turn's thinking
     # (Anthropic, "Context editing", thinking block clearing: the default keeps one turn):
     # the newest completed turn's reasoning is counted even where the rest is not.
@@ -475,7 +476,9 @@ def _reasoning_views(
                 continue
             if not has_reasoning(message):
                 continue
-            treatment = rule.treatment(made_tool_calls=bool(message.tool_calls))
+            # DeepSeek's rule is by turn: between two user messages, if the model called a
+            # tool, every assistant message there keeps its reasoning, the answer included.
+            treatment = rule.treatment(made_tool_calls=message.turn_seq in turns_with_calls)
             earlier = message.seq in cleared_before
             if treatment == "keep":
                 continue

@@ -1,9 +1,9 @@
 """What each provider does with an earlier turn's reasoning, and so what the prompt does.
 
 A rule per model family (``ModelSpec.family``), each from the provider's own documentation.
-Two kinds of assistant message are told apart, because DeepSeek tells them apart: one that
-made tool calls, and one that answered (a completed turn's last message). The open turn's
-reasoning is never touched: every provider requires it back whole while the turn uses tools.
+Two kinds of turn are told apart, because DeepSeek tells them apart: one in which the model
+called a tool (every assistant message of it, the final answer included), and one in which it
+only answered. The open turn's reasoning is never touched: every provider requires it back whole while the turn uses tools.
 
 What a completed turn's reasoning gets:
 
