@@ -3,7 +3,8 @@
 A rule per model family (``ModelSpec.family``), each from the provider's own documentation.
 Two kinds of turn are told apart, because DeepSeek tells them apart: one in which the model
 called a tool (every assistant message of it, the final answer included), and one in which it
-only answered. The open turn's reasoning is never touched: every provider requires it back whole while the turn uses tools.
+only answered. The open turn's reasoning is never touched: every provider requires it back
+whole while the turn uses tools.
 
 What a completed turn's reasoning gets:
 
