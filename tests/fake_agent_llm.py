@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.servers import serve_in_thread
 
 ARGUMENTS = {"city": "Lisbon"}
 
@@ -82,24 +83,9 @@ def _app(model: FakeAgentModel) -> Starlette:
 def serve_fake_agent_model() -> Iterator[FakeAgentModel]:
     """A FakeAgentModel on a free port of 127.0.0.1; ``url`` is its OpenAI base URL."""
     model = FakeAgentModel()
-    config = uvicorn.Config(
-        _app(model), host="127.0.0.1", port=0, log_level="warning", lifespan="off"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the fake model did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    model.url = f"http://127.0.0.1:{port}/v1"
-    try:
+    with serve_in_thread(_app(model)) as url:
+        model.url = f"{url}/v1"
         yield model
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 def main() -> None:

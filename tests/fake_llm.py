@@ -8,17 +8,17 @@ import asyncio
 import json
 import random
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from tests.servers import serve_in_thread
 
 Mode = Literal[
     "good",
@@ -126,27 +126,8 @@ class FakeChat:
 @contextmanager
 def served_in_thread(app: Starlette) -> Iterator[str]:
     """``app`` served by uvicorn in a thread on a free port; yields its ``/v1`` base URL."""
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        log_level="warning",
-        lifespan="off",
-        ws="none",
-        http="h11",
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve_in_thread(app, ws="none", http="h11", timeout_graceful_shutdown=1) as url:
+        yield f"{url}/v1"
 
 
 @contextmanager

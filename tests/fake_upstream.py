@@ -28,7 +28,6 @@ import asyncio
 import hashlib
 import itertools
 import json
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -41,6 +40,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.servers import serve_in_thread
 
 PROVIDER_KEY = "sk-fake-provider"
 _ENCODING = tiktoken.get_encoding("cl100k_base")
@@ -551,25 +552,9 @@ def serve_fake_upstream(**settings: Any) -> Iterator[FakeUpstream]:
     """A FakeUpstream on a free port of 127.0.0.1, in a thread of its own; ``url`` is its
     root (OpenAI's base URL is ``url + "/v1"``, Anthropic's ``url``)."""
     upstream = FakeUpstream(**settings)
-    config = uvicorn.Config(
-        _app(upstream), host="127.0.0.1", port=0, log_level="critical", lifespan="off"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the fake upstream did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    upstream.url = f"http://127.0.0.1:{port}"
-    try:
+    with serve_in_thread(_app(upstream), log_level="critical", force_exit=True) as url:
+        upstream.url = url
         yield upstream
-    finally:
-        server.should_exit = True
-        server.force_exit = True
-        thread.join(timeout=10)
 
 
 def main() -> None:

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import inspect
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 
 from app.main import create_app
@@ -32,6 +29,7 @@ from contextd_client import (
 )
 from tests.conftest import RunningApp, make_settings
 from tests.fake_llm import serve_fake_chat
+from tests.servers import serve_in_thread
 from tests.support import words
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
@@ -239,21 +237,8 @@ def test_no_service_listening_raises_service_unreachable() -> None:
 @contextmanager
 def serving(database_url: str) -> Iterator[str]:
     """The service on a real socket of 127.0.0.1, in a thread; yields its URL."""
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(make_settings(database_url)), port=0, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+    with serve_in_thread(create_app(make_settings(database_url)), lifespan="auto") as url:
+        yield url
 
 
 @pytest.fixture

@@ -7,8 +7,6 @@ forwarded call fitted, and the audit shows every call was assembled, within its 
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +16,6 @@ import httpx
 import httpx2
 import openai
 import pytest
-import uvicorn
 from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool
 from fastapi import FastAPI
 from langchain.agents import create_agent
@@ -31,6 +28,7 @@ from langchain_openai import ChatOpenAI
 from app.main import create_app
 from tests.conftest import RunningApp, make_settings
 from tests.fake_upstream import PROVIDER_KEY, FakeUpstream, prompt_tokens, serve_fake_upstream
+from tests.servers import serve_in_thread
 from tests.support import words
 
 MODEL = "gpt-4"  # 8,192 tokens, in contextd's registry and at the fake provider alike
@@ -206,23 +204,9 @@ family = "anthropic"
 def _serving(database_url: str, **settings: Any) -> Iterator[str]:
     """The service on a real socket of 127.0.0.1, in a thread; yields its URL. ChatAnthropic
     builds its HTTP client itself, so it can only reach the app over a socket."""
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(make_settings(database_url, **settings)), port=0, log_level="warning"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+    app = create_app(make_settings(database_url, **settings))
+    with serve_in_thread(app, lifespan="auto") as url:
+        yield url
 
 
 async def test_a_langchain_anthropic_agent_loops_over_several_turns_within_an_8k_window(

@@ -3,15 +3,12 @@ exporter), export over OTLP to a collector on 127.0.0.1, and nothing at all when
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -33,6 +30,7 @@ from app.tracing import (
 )
 from contextd_client import AsyncContextd
 from tests.conftest import make_settings
+from tests.servers import serve_in_thread
 from tests.support import create_session, start_turn, words
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -278,21 +276,8 @@ def collector() -> Iterator[tuple[str, list[ExportTraceServiceRequest]]]:
         return Response(b"", media_type="application/x-protobuf")
 
     app = Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])])
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the collector did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}", received
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve_in_thread(app) as url:
+        yield url, received
 
 
 async def test_otel_variables_export_the_spans_over_otlp(
