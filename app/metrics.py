@@ -161,6 +161,22 @@ class Metrics:
             ["model", "event"],
             registry=r,
         )
+        self.drop_in_calls = Counter(
+            "context_drop_in_calls",
+            "Calls to the drop-in endpoints that reached the upstream step, by protocol "
+            "(openai, anthropic) and how the agent's history matched the stored one: new, "
+            "extends, imported, diverged, replayed, or stateless (no session header).",
+            ["protocol", "history"],
+            registry=r,
+        )
+        self.drop_in_overhead = Histogram(
+            "context_drop_in_overhead_seconds",
+            "Time a drop-in call spent in contextd before its request left for the upstream "
+            "(what contextd adds to the model call's time to first byte), by protocol.",
+            ["protocol"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.http_requests = Counter(
             "http_requests",
             "HTTP requests served.",

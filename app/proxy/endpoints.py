@@ -196,6 +196,7 @@ async def _in_session(
         raise context_length_error(protocol, error.details) from error
     except (ConversationError, ValueError) as error:
         raise ProxyError(400, "invalid_request", str(error), param="messages") from error
+    runtime.metrics.drop_in_calls.labels(protocol, prepared.history).inc()
     headers = _assembly_headers(session_id, prepared)
     forward = _forward_body(protocol, body, prepared)
 
@@ -293,6 +294,8 @@ async def _stateless(
             },
         )
 
+    runtime.metrics.drop_in_calls.labels(protocol, "stateless").inc()
+
     async def record(_: Answer) -> None:
         return None
 
@@ -338,6 +341,7 @@ async def _forward(
         },
     )
     overhead = time.perf_counter() - started
+    _runtime(request).metrics.drop_in_overhead.labels(protocol).observe(overhead)
     sent = time.perf_counter()
     try:
         response = await client.send(upstream_request, stream=True)

@@ -16,6 +16,7 @@ import httpx2
 import openai
 import pytest
 from fastapi import FastAPI
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import RunningApp
 from tests.fake_upstream import PROVIDER_KEY, FakeUpstream, prompt_tokens, serve_fake_upstream
@@ -609,6 +610,44 @@ async def test_an_edited_history_is_marked_diverged_and_nothing_stored_is_lost(
         "unmatched_messages": 2,
     }
     assert upstream.refusals == []
+
+
+async def test_metrics_count_drop_in_calls_by_how_the_history_matched(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    client = openai_sdk(proxy, "metered")
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    await _openai_turn(client, messages, "My budget is 500 euros.")  # new, then extends
+    await _openai_turn(client, messages, "And the hotel?")  # extends
+    edited = [  # the agent rewrote its history: nothing stored is lost, the call diverged
+        messages[0],
+        {"role": "user", "content": "My budget is 900 euros."},
+        {"role": "assistant", "content": "Noted: 900 euros."},
+        {"role": "user", "content": "What is my budget?"},
+    ]
+    await client.chat.completions.create(model="gpt-4", messages=cast(Any, edited))
+    await openai_sdk(proxy, None).chat.completions.create(
+        model="gpt-4", messages=[{"role": "user", "content": "No session here."}]
+    )
+
+    families = {
+        family.name: family
+        for family in text_string_to_metric_families((await contextd.get("/metrics")).text)
+    }
+    calls = {
+        sample.labels["history"]: sample.value
+        for sample in families["context_drop_in_calls"].samples
+        if sample.labels["protocol"] == "openai"
+    }
+    # One call per model request the agent made: the fake model answers each user turn
+    # after one round of tool calls or none, so count the requests it saw.
+    assert sum(calls.values()) == len(upstream.requests)
+    assert calls["new"] == 1, calls
+    assert calls["diverged"] == 1
+    assert calls["stateless"] == 1
+    assert calls["extends"] == len(upstream.requests) - 3
+    overhead = {s.name: s.value for s in families["context_drop_in_overhead_seconds"].samples}
+    assert overhead["context_drop_in_overhead_seconds_count"] == len(upstream.requests)
 
 
 # -- stateless ---------------------------------------------------------------------------------
