@@ -16,7 +16,10 @@ noise; each run has its own warm-up and its own sessions. Beside turns/s and wrk
 distribution (one request: a start or a completion), the CPU each turn cost: user + system
 ticks from /proc/<pid>/stat before and after the run, of the server's processes (the
 supervisor and its workers), of the Postgres backends serving the run's database and of wrk,
-divided by the turns served; and the CPU the rest of the machine used meanwhile.
+divided by the turns served; the CPU the rest of the machine used meanwhile; and how much of
+a core the server got. CPU per turn is the figure a shared machine disturbs least: turns/s
+follows the CPU the scheduler gives each server, and on a machine busy with other work a
+server that asks for little gets all it asks while one that asks for much gets a fair share.
 
     python -m bench.wrk_load [--workers 1,2] [--rounds 2] [--duration 20] [--warmup 4]
                              [--connections 16] [--wrk-cpus 1] [--profile 10]
@@ -291,6 +294,9 @@ async def measure(
             "elsewhere": max(busy - ours, 0) * TICK_MS / turns,
         },
         machine_busy=busy / max(total_after - total_before, 1),
+        # How much of a core the server got: on a machine busy with other work, a server
+        # that wants little CPU gets what it asks and one that wants much gets a fair share.
+        server_cores=server_ticks * TICK_MS / 1000 / figures["seconds"],
         wall_seconds=wall,
         sessions_per_agent=len(sessions[0]),
         processes_lost=server.vanished + database.vanished,
@@ -309,7 +315,7 @@ def describe(figures: dict[str, Any]) -> str:
         f"{figures['turns_per_second']:.1f} turns/s, request p50 {latency['p50']:.1f} / "
         f"p99 {latency['p99']:.1f} ms, CPU/turn server {cpu['server']:.2f} + postgres "
         f"{cpu['postgres']:.2f} + wrk {cpu['wrk']:.2f} ms (elsewhere {cpu['elsewhere']:.2f}), "
-        f"machine {figures['machine_busy']:.0%} busy"
+        f"machine {figures['machine_busy']:.0%} busy, server {figures['server_cores']:.2f} cores"
     )
     if figures["errors"]:
         text += f"; NOT A FIGURE: {figures['errors']} errors {figures['failures'][:2]}"
@@ -405,8 +411,9 @@ def ms(value: float) -> str:
 def runs_table(results: dict[str, Any]) -> str:
     lines = [
         "| workers | round | stack | turns/s | request p50 / p99 (ms) | turn, wall (ms) "
-        "| CPU per turn: server + Postgres + wrk (ms) | elsewhere (ms) | machine busy | errors |",
-        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| CPU per turn: server + Postgres + wrk (ms) | elsewhere (ms) | machine busy "
+        "| server's cores | errors |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for figures in results["runs"]:
         cpu, latency = figures["cpu_ms"], figures["latency_ms"]
@@ -415,7 +422,8 @@ def runs_table(results: dict[str, Any]) -> str:
             f"| {figures['turns_per_second']:.1f} "
             f"| {ms(latency['p50'])} / {ms(latency['p99'])} | {ms(figures['turn_wall_ms'])} "
             f"| {cpu['server']:.2f} + {cpu['postgres']:.2f} + {cpu['wrk']:.2f} "
-            f"| {cpu['elsewhere']:.2f} | {figures['machine_busy']:.0%} | {figures['errors']} |"
+            f"| {cpu['elsewhere']:.2f} | {figures['machine_busy']:.0%} "
+            f"| {figures['server_cores']:.2f} | {figures['errors']} |"
         )
     return "\n".join(lines)
 
