@@ -5,8 +5,11 @@ running worker, each busy sample put in one bucket.
     python -m bench.profile_layers --raw samples.txt            # bucket samples taken before
 
 Sampling is py-spy's (``py-spy record -f raw``: one line per distinct stack, root first, with
-its count; threads waiting in the kernel are left out, so every sample is a busy one). A
-sample goes to the layer of the innermost frame that belongs to one: a frame of a library
+its count). Threads waiting in the kernel are left out by py-spy, and threads parked in one
+of threading's waits (which py-spy can take for busy) by this script; a thread that is ready
+to run but waiting for a core counts as busy, so on a loaded machine the shares are of the
+time the worker was running or wanted to. A sample goes to the layer of the innermost frame
+that belongs to one: a frame of a library
 with no layer of its own (pydantic, tiktoken, re, typing, …) counts for whoever called it, so
 a pydantic validation that FastAPI asked for is FastAPI's and one that contextd asked for is
 contextd's. The layers:
@@ -69,6 +72,12 @@ _BY_PATH: tuple[tuple[str, str], ...] = (
 )
 _STANDARD_LIBRARY = re.compile(r"/lib/python3\.\d+/(?P<module>[^/]+)")
 _LOOP_MODULES = {"asyncio", "json", "logging", "selectors"}
+#: A thread parked in one of threading's waits (the log queue's listener, an idle pool
+#: thread): py-spy can take it for a busy one, as the wait is a lock taken in a loop.
+_PARKED = re.compile(
+    r"^(Condition\.wait|Event\.wait|Semaphore\.acquire|Thread\.join|"
+    r"Thread\._wait_for_tstate_lock) \(.*/threading\.py:\d+\)$"
+)
 
 
 def layer_of(frame: str, own: tuple[str, ...]) -> str | None:
@@ -101,8 +110,11 @@ def bucket(raw: str, own: tuple[str, ...] | None = None) -> Counter[str]:
         stack, _, count = line.rpartition(" ")
         if not stack or not count.isdigit():
             continue
+        frames = stack.split(";")
+        if _PARKED.search(frames[-1]):
+            continue
         chosen = OTHER
-        for frame in reversed(stack.split(";")):
+        for frame in reversed(frames):
             layer = layer_of(frame, roots)
             if layer is not None:
                 chosen = layer

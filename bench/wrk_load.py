@@ -241,6 +241,7 @@ async def measure(
     warmup: float,
     cpus: str | None,
     sampler_seconds: float = 0.0,
+    keep_samples: Path | None = None,
 ) -> dict[str, Any]:
     """One warm-up and one measured wrk run against ``stack``; its figures."""
     with tempfile.TemporaryDirectory() as folder:
@@ -277,7 +278,10 @@ async def measure(
         database_ticks = database.spent(await backends(server_url, stack.database_url))
         figures = dict(run.figures)
         if sampler is not None:
-            figures["profile"] = profile_layers.bucket(profile_layers.finish(sampler, samples))
+            raw = profile_layers.finish(sampler, samples)
+            figures["profile"] = profile_layers.bucket(raw)
+            if keep_samples is not None:
+                await asyncio.to_thread(keep_samples.write_text, raw)
     turns = max(figures["turns"], 1)
     busy = busy_after - busy_before
     ours = server_ticks + database_ticks + run.ticks
@@ -332,6 +336,7 @@ async def run(
     connections: int,
     cpus: str | None,
     profile: float,
+    keep_samples: Path | None = None,
 ) -> dict[str, Any]:
     began = time.perf_counter()
     trips = await count_round_trips(server_url, prefix)
@@ -389,6 +394,7 @@ async def run(
                             warmup=warmup,
                             cpus=cpus,
                             sampler_seconds=profile,
+                            keep_samples=keep_samples,
                         )
                         print(  # noqa: T201
                             describe(profiled) + " (profiled)", file=sys.stderr, flush=True
@@ -497,6 +503,11 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=float, default=0.0, help="seconds of py-spy on a contextd worker"
     )
+    parser.add_argument(
+        "--profile-output",
+        type=Path,
+        help="keep py-spy's raw samples here (python -m bench.profile_layers --raw, flamegraph.pl)",
+    )
     parser.add_argument("--database-url", default=DEFAULT_SERVER)
     parser.add_argument("--database-prefix", default="contextd_wrk")
     parser.add_argument("--quick", action="store_true", help="5 s runs after 2 s of warm-up")
@@ -517,6 +528,7 @@ def main() -> None:
             args.connections,
             args.wrk_cpus or None,
             args.profile,
+            args.profile_output,
         )
     )
     print(  # noqa: T201

@@ -81,6 +81,16 @@ def test_a_stack_of_nothing_known_is_everything_else() -> None:
     assert bucket(raw, OWN_ROOTS) == {OTHER: 4}
 
 
+def test_a_thread_parked_in_a_wait_is_not_busy() -> None:
+    parked = (
+        f"_bootstrap ({STDLIB}/threading.py:1002);get ({STDLIB}/queue.py:171);"
+        f"Condition.wait ({STDLIB}/threading.py:327) 40"
+    )
+    raw = parked + "\n" + stack(f"fetch ({PACKAGES}/asyncpg/connection.py:690)") + " 2\n"
+
+    assert bucket(raw, OWN_ROOTS) == {ASYNCPG: 2}
+
+
 def test_the_table_gives_each_layer_its_share_of_busy_samples() -> None:
     shown = table(
         bucket(
