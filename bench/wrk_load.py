@@ -532,8 +532,8 @@ def main() -> None:
         )
     )
     print(  # noqa: T201
-        f"{args.connections} agents under wrk ({args.connections} threads, pinned to cores "
-        f"{args.wrk_cpus or 'none: any core'}), {args.duration:.0f} s a run after "
+        f"{args.connections} agents under wrk ({args.connections} threads, on CPU(s) "
+        f"{args.wrk_cpus or 'any'}), {args.duration:.0f} s a run after "
         f"{args.warmup:.0f} s of warm-up, {args.rounds} round(s); round trips per request: "
         f"start {results['round_trips']['start']}, complete {results['round_trips']['complete']}"
     )
