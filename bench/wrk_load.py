@@ -321,6 +321,9 @@ def describe(figures: dict[str, Any]) -> str:
         f"{cpu['postgres']:.2f} + wrk {cpu['wrk']:.2f} ms (elsewhere {cpu['elsewhere']:.2f}), "
         f"machine {figures['machine_busy']:.0%} busy, server {figures['server_cores']:.2f} cores"
     )
+    if figures["processes_lost"]:
+        # A process that ended during the run took its ticks with it: CPU is undercounted.
+        text += f"; {figures['processes_lost']} process(es) ended mid-run, CPU undercounted"
     if figures["errors"]:
         text += f"; NOT A FIGURE: {figures['errors']} errors {figures['failures'][:2]}"
     return text
