@@ -73,6 +73,8 @@ BENCHMARKS: dict[str, Benchmark] = {
     "drop-in-node": Benchmark("bench.drop_in_node", "the same through the openai npm package"),
     "drop-in-stream": Benchmark("bench.drop_in_stream", "time to first byte added, against LiteLLM's proxy"),
     "pg-capacity": Benchmark("bench.pg_capacity", "Postgres CPU and storage per agent call"),
+    "wrk-load": Benchmark("bench.wrk_load", "16 agents under wrk: turns/s and CPU per turn, with the bare stack", "Sixteen agents under wrk"),
+    "profile-layers": Benchmark("bench.profile_layers", "a running worker's busy samples by layer (py-spy)"),
 }
 # fmt: on
 
