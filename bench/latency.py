@@ -49,6 +49,8 @@ from tests.processes import ServerProcess
 MODEL = "gpt-4o"
 QUESTION = "Round {n}: given all that, which option should I book now, and why?"
 RESULT = "Found 3 options: the 07:10 (2h05, 148 EUR), the 09:40 (2h20, 121 EUR), the 13:15."
+#: How long each server may take to migrate its database and start (a loaded machine is slow).
+STARTUP_SECONDS = 300.0
 #: The calls of a turn that are timed, in the order an agent makes them.
 CALLS = ("start", "step", "complete")
 
@@ -391,8 +393,8 @@ async def run(
             server = ServerProcess(database_url, Path(folder) / "serve.log", auto_migrate="true")
             bare = BareServer(bare_database_url, 1, trips, Path(folder) / "bare.log")
             try:
-                base_url = await asyncio.to_thread(server.ready)
-                bare_url = await asyncio.to_thread(bare.ready)
+                base_url = await asyncio.to_thread(server.ready, STARTUP_SECONDS)
+                bare_url = await asyncio.to_thread(bare.ready, STARTUP_SECONDS)
                 await serving(bare_url)
                 bare_ids = await bare_sessions(bare_url, bare_database_url, sizes)
                 timings, held, budget, bare_timings = await contextd_latency(
