@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,11 +14,15 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from fastapi import Depends, Request
 from sqlalchemy import (
+    Boolean,
+    ColumnElement,
     Connection,
     Delete,
+    Dialect,
+    Executable,
     Insert,
-    Select,
     Update,
+    any_,
     bindparam,
     event,
     insert,
@@ -25,6 +30,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import (
@@ -34,6 +40,11 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.orm import QueryableAttribute
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.visitors import InternalTraversal
+from sqlalchemy.util import greenlet_spawn
 
 from app.caches import LRU
 from app.errors import DatabaseUnavailableError, InvalidRequestError, ServiceError
@@ -102,6 +113,172 @@ def _replace_if_closed(_dbapi_connection: Any, record: Any, _proxy: Any) -> None
         raise DisconnectionError("the database closed this pooled connection")
 
 
+class AnyOf(ColumnElement[bool]):
+    """``column`` is one of the values of the list bound as ``name``.
+
+    On Postgres, ``column = ANY($n)`` with the list as one array parameter: the statement's
+    text is the same whatever the list's length, so the driver prepares it once per
+    connection (an expanding ``IN`` writes a new text, a new statement, for every length).
+    Elsewhere, an expanding ``IN``."""
+
+    inherit_cache = True
+    type = Boolean()
+    _traverse_internals = [  # noqa: RUF012 (SQLAlchemy's own declaration)
+        ("column", InternalTraversal.dp_clauseelement),
+        ("name", InternalTraversal.dp_string),
+    ]
+
+    def __init__(self, column: ColumnElement[Any] | QueryableAttribute[Any], name: str) -> None:
+        self.column = column if isinstance(column, ColumnElement) else column.expression
+        self.name = name
+
+
+@compiles(AnyOf)
+def _any_of(element: AnyOf, compiler: SQLCompiler, **kw: Any) -> str:
+    return compiler.process(element.column.in_(bindparam(element.name, expanding=True)), **kw)
+
+
+@compiles(AnyOf, "postgresql")
+def _any_of_postgresql(element: AnyOf, compiler: SQLCompiler, **kw: Any) -> str:
+    array = bindparam(element.name, type_=ARRAY(element.column.type))
+    return compiler.process(element.column == any_(array), **kw)
+
+
+@dataclass(frozen=True)
+class _DriverText:
+    """A statement compiled for asyncpg: its text (``$n`` placeholders), the name of each
+    positional parameter, and the value each takes when the caller gives none (a literal)."""
+
+    sql: str
+    names: tuple[str, ...]
+    processors: tuple[Callable[[Any], Any] | None, ...]
+    defaults: Mapping[str, Any]
+
+    def arguments(self, params: Mapping[str, Any]) -> list[Any]:
+        values = []
+        for name, process in zip(self.names, self.processors, strict=True):
+            if name in params:
+                value = params[name]
+                values.append(process(value) if process is not None else value)
+            else:
+                values.append(self.defaults[name])
+        return values
+
+
+class DriverStatement:
+    """A statement of the turn path, defined once with SQLAlchemy Core.
+
+    On Postgres it runs as a prepared statement on the asyncpg connection itself (asyncpg
+    prepares a statement once per connection and keeps it): compiled once, its parameters
+    bound by SQLAlchemy's own bind processing (JSON, timestamps), its rows taken as asyncpg
+    returns them, without SQLAlchemy's statement execution and result processing. The
+    transaction and the pooled connection stay SQLAlchemy's. Elsewhere (SQLite) it runs
+    through SQLAlchemy; either way its rows are indexed by position, in the order of the
+    statement's columns."""
+
+    def __init__(self, statement: Executable) -> None:
+        self.statement = statement
+        self._text: _DriverText | None = None
+
+    def text(self, dialect: Dialect) -> _DriverText:
+        if self._text is None:
+            compiled: Any = self.statement.compile(dialect=dialect)  # type: ignore[attr-defined]
+            if "POSTCOMPILE" in compiled.string:
+                raise TypeError("a statement run on the driver needs one text: no expanding IN")
+            names = tuple(compiled.positiontup or ())
+            processors = tuple(
+                compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect)
+                for name in names
+            )
+            defaults = {}
+            for name, process in zip(names, processors, strict=True):
+                bind = compiled.binds[name]
+                if not bind.required:
+                    value = bind.effective_value
+                    defaults[name] = process(value) if process is not None else value
+            self._text = _DriverText(compiled.string, names, processors, defaults)
+        return self._text
+
+
+class _DriverExecution:
+    """The execution context SQLAlchemy's statement events receive for a statement run on
+    the driver: where a listener keeps what it needs until the statement ends (tracing keeps
+    its span here)."""
+
+    executemany = False
+
+    def handle_dbapi_exception(self, error: BaseException) -> None:
+        """Nothing of ours to clean up (SQLAlchemy calls this on a failed statement)."""
+
+
+async def fetch_rows(
+    connection: AsyncConnection, statement: DriverStatement, params: Mapping[str, Any]
+) -> Sequence[Any]:
+    """The rows of ``statement``, each indexed by position."""
+    if connection.dialect.name != "postgresql":
+        return (await connection.execute(statement.statement, params)).all()
+    rows: Sequence[Any] = await _on_driver(connection, statement, params, rows=True)
+    return rows
+
+
+async def execute(
+    connection: AsyncConnection, statement: DriverStatement, params: Mapping[str, Any]
+) -> None:
+    """Run ``statement`` (a write), its rows not read."""
+    if connection.dialect.name != "postgresql":
+        await connection.execute(statement.statement, params)
+        return
+    await _on_driver(connection, statement, params, rows=False)
+
+
+async def _on_driver(
+    connection: AsyncConnection,
+    statement: DriverStatement,
+    params: Mapping[str, Any],
+    *,
+    rows: bool,
+) -> Any:
+    text = statement.text(connection.dialect)
+    arguments = text.arguments(params)
+    sync: Any = connection.sync_connection
+    pooled = sync.connection
+    # SQLAlchemy's adapter of the asyncpg connection owns the transaction: it sends BEGIN
+    # before its first statement (asyncpg's own transaction), and COMMIT or ROLLBACK when
+    # SQLAlchemy ends it. A statement sent past the adapter starts it the same way.
+    adapted = pooled.dbapi_connection
+    driver: asyncpg.Connection = pooled.driver_connection
+    sql = text.sql
+    # The engine's statement events see this statement as they see every other (tracing,
+    # the round-trip and session-scope tests).
+    events = sync._has_events or sync.engine._has_events
+    context = _DriverExecution()
+    if events:
+        for listener in sync.dispatch.before_cursor_execute:
+            sql, arguments = listener(sync, None, sql, arguments, context, False)
+    try:
+        if adapted._transaction is None:
+            await adapted._start_transaction()
+        result = await (driver.fetch(sql, *arguments) if rows else driver.execute(sql, *arguments))
+    except Exception as error:
+        # As SQLAlchemy would have raised it: its DBAPIError (the 503 and 400 handling read
+        # it), the pooled connection invalidated if the database dropped it.
+        await greenlet_spawn(_raise_as_sqlalchemy, sync, adapted, error, sql, arguments, context)
+        raise  # not reached: the line above raises
+    if events:
+        sync.dispatch.after_cursor_execute(sync, None, sql, arguments, context, False)
+    return result
+
+
+def _raise_as_sqlalchemy(
+    sync: Any, adapted: Any, error: Exception, sql: str, arguments: Any, context: Any
+) -> None:
+    try:
+        adapted._handle_exception(error)  # raises the error as the DBAPI adapter's
+    except Exception as dbapi_error:
+        sync._handle_dbapi_exception(dbapi_error, sql, arguments, None, context)
+    raise error
+
+
 DmlStatement = Insert | Update | Delete
 #: Builds a write's statement with every bound parameter's name prefixed (``prefix + name``).
 StatementBuilder = Callable[[str], DmlStatement]
@@ -118,8 +295,9 @@ class WriteBatch:
 
     Each write comes as a *shape* (what names its statement: the same shape, the same SQL),
     a builder and its parameters. Statements are built and compiled once per shape, and the
-    combined statement once per sequence of shapes; a request only binds values, which is
-    what keeps this cheaper than the ORM's unit of work."""
+    combined statement once per sequence of shapes (a :class:`DriverStatement`, prepared by
+    the driver); a request only binds values, which is what keeps this cheaper than the
+    ORM's unit of work."""
 
     def __init__(self) -> None:
         self._writes: list[tuple[Hashable, StatementBuilder, Mapping[str, Any]]] = []
@@ -146,9 +324,10 @@ class WriteBatch:
                 _statement(shape, build, f"w{index}_").cte(f"write_{index}")
                 for index, (shape, build, _) in enumerate(writes)
             ]
-            combined = select(literal_column("1")).add_cte(*ctes)
+            combined = DriverStatement(select(literal_column("1")).add_cte(*ctes))
             _COMBINED.put(shapes, combined)
-        await connection.execute(
+        await execute(
+            connection,
             combined,
             {
                 f"w{index}_{name}": value
@@ -160,7 +339,7 @@ class WriteBatch:
 
 # Shapes are few; the bound keeps a pathological client from growing these without end.
 _BUILT: LRU[tuple[Hashable, str], DmlStatement] = LRU(512)
-_COMBINED: LRU[tuple[Hashable, ...], Select[Any]] = LRU(512)
+_COMBINED: LRU[tuple[Hashable, ...], DriverStatement] = LRU(512)
 
 
 def bound_values(model: Any, columns: Sequence[str], prefix: str) -> dict[str, Any]:

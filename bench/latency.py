@@ -4,14 +4,16 @@ contextd: a real ``contextd serve`` (uvicorn, one worker, open mode on 127.0.0.1
 Postgres database. Sessions are filled with the synthetic conversation (bench/synth.py)
 through the API, turn by turn (start, tool steps, complete), so the database holds what the
 policy left (summaries, pruned and active messages), not a hand-made state. Then, in rounds
-that go through every size, one turn is started (timed: the POST that returns the prompt)
-and completed (not timed). Sizes up to 100 messages use 10 sessions in rotation, so that
-the timed turns themselves do not grow a small history much.
+that go through every size, one turn is started, takes one tool step and is completed, each
+call timed (the turn start and the step return a prompt; the completion stores the answer).
+Sizes up to 100 messages use 10 sessions in rotation, so that the timed turns themselves do
+not grow a small history much.
 
 The bare stack (bench/bare_stack.py, FastAPI + asyncpg, one worker, its own fresh database):
-a session per size holding as many stored messages, making as many round trips per turn as
-contextd does (counted at run time). Its turns are timed in the same rounds as contextd's,
-turn for turn, so both see the same machine; the ratio of their medians is the figure.
+a session per size holding as many stored messages, making as many round trips per call as
+contextd does (counted at run time; a step as many as a turn start, which contextd's step
+makes too). Its turns are timed in the same rounds as contextd's, call for call, so both see
+the same machine; the ratio of their medians is the figure, for each kind of call.
 
 The libraries: the same conversation (system message, the history, the new user message),
 the same input budget, a tiktoken counter that counts like OpenAI. Timed: LangChain's
@@ -20,12 +22,14 @@ the history was ``put``. Each library size has a time budget; a size whose one r
 expected to exceed it is not run.
 
     python -m bench.latency [--sizes 10,100,1000,5000,10000] [--samples 50] [--quick]
+                            [--no-libraries]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -44,6 +48,11 @@ from tests.processes import ServerProcess
 
 MODEL = "gpt-4o"
 QUESTION = "Round {n}: given all that, which option should I book now, and why?"
+RESULT = "Found 3 options: the 07:10 (2h05, 148 EUR), the 09:40 (2h20, 121 EUR), the 13:15."
+#: How long each server may take to migrate its database and start (a loaded machine is slow).
+STARTUP_SECONDS = 300.0
+#: The calls of a turn that are timed, in the order an agent makes them.
+CALLS = ("start", "step", "complete")
 
 
 @dataclass
@@ -121,20 +130,43 @@ async def bare_sessions(url: str, database_url: str, sizes: list[int]) -> dict[i
     return ids
 
 
-async def timed_turn(connection: Connection, session_id: str, number: int) -> float:
-    """Milliseconds of a turn start (the POST that returns the prompt); then complete it."""
-    body = {"message": {"content": QUESTION.format(n=number)}}
-    path = f"/v1/sessions/{session_id}/turns"
-    started = time.perf_counter()
-    response = await connection.request("POST", path, body)
-    elapsed = (time.perf_counter() - started) * 1000
-    if response.status != 201:
-        raise RuntimeError(f"start turn: {response.status} {response.body[:300]!r}")
-    turn_id = response.json()["turn_id"]
-    await expect(
-        connection, "POST", f"{path}/{turn_id}/complete", {"assistant": {"content": "Ok."}}, 200
+async def timed_turn(connection: Connection, session_id: str, number: int) -> dict[str, float]:
+    """Milliseconds of each call of one turn: its start, one tool step, its completion."""
+    base = f"/v1/sessions/{session_id}/turns"
+    call_id = f"bench_{number}"
+    step = {
+        "assistant": {
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": "search_flights", "arguments": '{"to": "LIS"}'},
+                }
+            ],
+        },
+        "tool_results": [{"tool_call_id": call_id, "content": RESULT}],
+    }
+    calls = (
+        ("start", base, {"message": {"content": QUESTION.format(n=number)}}, 201),
+        ("step", "{base}/{turn}/steps", step, 200),
+        ("complete", "{base}/{turn}/complete", {"assistant": {"content": "Ok."}}, 200),
     )
+    elapsed: dict[str, float] = {}
+    turn = ""
+    for name, path, body, status in calls:
+        path = path.format(base=base, turn=turn)
+        started = time.perf_counter()
+        response = await connection.request("POST", path, body)
+        elapsed[name] = (time.perf_counter() - started) * 1000
+        if response.status != status:
+            raise RuntimeError(f"{name}: {response.status} {response.body[:300]!r}")
+        turn = turn or response.json()["turn_id"]
     return elapsed
+
+
+#: Timings of one implementation: per kind of call, per size.
+CallTimings = dict[str, dict[int, Timings]]
 
 
 async def contextd_latency(
@@ -144,9 +176,9 @@ async def contextd_latency(
     warmup: int,
     seed: int,
     bare: tuple[str, dict[int, str]] | None = None,
-) -> tuple[dict[int, Timings], dict[int, dict[str, Any]], int, dict[int, Timings]]:
-    """Timings per size, what each size's sessions held, the input budget, and the bare
-    stack's timings per size (timed turn for turn with contextd's, when ``bare`` is given)."""
+) -> tuple[CallTimings, dict[int, dict[str, Any]], int, CallTimings]:
+    """Timings per call and size, what each size's sessions held, the input budget, and the
+    bare stack's timings (timed call for call with contextd's, when ``bare`` is given)."""
     sessions: dict[int, list[str]] = {}
     budget = 0
     held: dict[int, dict[str, Any]] = {}
@@ -171,20 +203,22 @@ async def contextd_latency(
         await connection.close()
 
     await asyncio.gather(*(fill(size) for size in sizes))
-    timings = {size: Timings() for size in sizes}
-    bare_timings = {size: Timings() for size in sizes}
+    timings = {call: {size: Timings() for size in sizes} for call in CALLS}
+    bare_timings = {call: {size: Timings() for size in sizes} for call in CALLS}
     connection = Connection(base_url)
     bare_connection = Connection(bare[0]) if bare else None
     for number in range(warmup + samples):
         for size in sizes if number % 2 else sizes[::-1]:
             ids = sessions[size]
-            elapsed = await timed_turn(connection, ids[number % len(ids)], number)
+            measured = await timed_turn(connection, ids[number % len(ids)], number)
             if number >= warmup:
-                timings[size].runs.append(elapsed)
+                for call in CALLS:
+                    timings[call][size].runs.append(measured[call])
             if bare is not None and bare_connection is not None:
-                elapsed = await timed_turn(bare_connection, bare[1][size], number)
+                measured = await timed_turn(bare_connection, bare[1][size], number)
                 if number >= warmup:
-                    bare_timings[size].runs.append(elapsed)
+                    for call in CALLS:
+                        bare_timings[call][size].runs.append(measured[call])
     if bare_connection is not None:
         await bare_connection.close()
     for size in sizes:
@@ -268,6 +302,9 @@ def library_latency(
     }
 
 
+CALL_NAMES = {"start": "turn-start", "step": "step", "complete": "completion"}
+
+
 def judge(results: dict[str, Any]) -> list[dict[str, Any]]:
     """The targets: each with its measured value and pass/miss."""
     contextd = results["contextd"]
@@ -295,6 +332,20 @@ def judge(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "pass": p95 <= 2 * p50,
             }
         )
+    for call in ("step", "complete"):
+        ours, theirs = results.get(f"contextd_{call}", {}), results.get(f"bare_{call}", {})
+        for size in (10, 10_000):
+            key = str(size)
+            if ours.get(key, {}).get("median_ms") and theirs.get(key, {}).get("median_ms"):
+                p50, bare_p50 = ours[key]["median_ms"], theirs[key]["median_ms"]
+                targets.append(
+                    {
+                        "target": f"{CALL_NAMES[call]} p50 ≤ 2x the bare stack's at {size:,} "
+                        "messages (concurrency 1)",
+                        "measured": f"{p50 / bare_p50:.2f}x ({p50:.2f} vs {bare_p50:.2f} ms)",
+                        "pass": p50 / bare_p50 <= 2,
+                    }
+                )
     if "10" in contextd and "10000" in contextd:
         ratio = contextd["10000"]["median_ms"] / contextd["10"]["median_ms"]
         targets.append(
@@ -331,6 +382,9 @@ async def run(
 ) -> dict[str, Any]:
     started = time.perf_counter()
     trips = await count_round_trips(server_url, prefix)
+    # The bare stack's step makes as many round trips as its turn start: so does contextd's
+    # (tests/integration/test_round_trips.py). Read from the environment BareServer passes on.
+    os.environ["BARE_STEP_ROUND_TRIPS"] = str(trips["start"])
     async with (
         fresh_database(server_url, prefix) as database_url,
         fresh_database(server_url, prefix) as bare_database_url,
@@ -339,8 +393,8 @@ async def run(
             server = ServerProcess(database_url, Path(folder) / "serve.log", auto_migrate="true")
             bare = BareServer(bare_database_url, 1, trips, Path(folder) / "bare.log")
             try:
-                base_url = await asyncio.to_thread(server.ready)
-                bare_url = await asyncio.to_thread(bare.ready)
+                base_url = await asyncio.to_thread(server.ready, STARTUP_SECONDS)
+                bare_url = await asyncio.to_thread(bare.ready, STARTUP_SECONDS)
                 await serving(bare_url)
                 bare_ids = await bare_sessions(bare_url, bare_database_url, sizes)
                 timings, held, budget, bare_timings = await contextd_latency(
@@ -355,9 +409,14 @@ async def run(
         "samples": samples,
         "warmup": warmup,
         "sessions": {str(s): v for s, v in held.items()},
-        "contextd": {str(s): t.summary() for s, t in timings.items()},
-        "contextd_runs": {str(s): t.runs for s, t in timings.items()},
-        "bare": {str(s): t.summary() for s, t in bare_timings.items()},
+        "contextd": {str(s): t.summary() for s, t in timings["start"].items()},
+        "contextd_runs": {str(s): t.runs for s, t in timings["start"].items()},
+        "bare": {str(s): t.summary() for s, t in bare_timings["start"].items()},
+        **{
+            f"{name}_{call}": {str(s): t.summary() for s, t in by_call[call].items()}
+            for name, by_call in (("contextd", timings), ("bare", bare_timings))
+            for call in ("step", "complete")
+        },
         "round_trips": trips,
         "libraries": {},
         "library_seconds": library_seconds,
@@ -394,6 +453,26 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def ratios(results: dict[str, Any]) -> str:
+    """Each call's p50 against the bare stack's, measured in the same rounds."""
+    if not results.get("bare"):
+        return ""
+    lines = [
+        "| stored messages | call | contextd p50 (ms) | bare stack p50 (ms) | ratio |",
+        "|---:|---|---:|---:|---:|",
+    ]
+    for size in sorted(int(s) for s in results["contextd"]):
+        for call in CALLS:
+            suffix = "" if call == "start" else f"_{call}"
+            ours = results[f"contextd{suffix}"][str(size)]["median_ms"]
+            theirs = results[f"bare{suffix}"][str(size)]["median_ms"]
+            lines.append(
+                f"| {size:,} | {CALL_NAMES[call]} | {ours:.2f} | {theirs:.2f} | "
+                f"{ours / theirs:.2f}x |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -409,6 +488,9 @@ def main() -> None:
     )
     parser.add_argument("--database-prefix", default="contextd_bench")
     parser.add_argument("--quick", action="store_true", help="sizes 10,100,1000, 15 samples")
+    parser.add_argument(
+        "--no-libraries", action="store_true", help="time contextd and the bare stack only"
+    )
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.samples, args.warmup, args.library_seconds = [10, 100, 1000], 15, 3, 5.0
@@ -420,10 +502,12 @@ def main() -> None:
             args.database_url,
             args.database_prefix,
             args.library_seconds,
+            libraries=not args.no_libraries,
         )
     )
     print(f"input budget {results['input_budget']} tokens ({MODEL})")  # noqa: T201
     print(table(results))  # noqa: T201
+    print(ratios(results))  # noqa: T201
     for target in results["targets"]:
         print(f"  {'PASS' if target['pass'] else 'MISS'}  {target['target']}: {target['measured']}")  # noqa: T201
 

@@ -34,6 +34,7 @@ from app.runtime import Runtime
 from app.search.repository import MessageHit, SearchRepository
 from app.search.semantic import SemanticRanking, passage_of
 from app.search.terms import recall_query
+from app.sessions.repository import SessionRow
 
 #: Candidates each ranking gives per place in the block: the order of ``rank`` is not the
 #: database's, so it chooses among more than it keeps.
@@ -54,7 +55,7 @@ class TurnRecall:
 
     async def shown(
         self,
-        session: SessionRecord,
+        session: SessionRecord | SessionRow,
         decision: Decision,
         counter: TokenCounter,
         *,
@@ -96,7 +97,7 @@ class TurnRecall:
 
     async def _choose(
         self,
-        session: SessionRecord,
+        session: SessionRecord | SessionRow,
         decision: Decision,
         counter: TokenCounter,
         *,
@@ -219,7 +220,9 @@ class TurnRecall:
             candidates.append(Candidate(_recall_hit(hit, passage, index), score))
         return candidates
 
-    async def _again(self, session: SessionRecord, counter: TokenCounter) -> RecallBlock | None:
+    async def _again(
+        self, session: SessionRecord | SessionRow, counter: TokenCounter
+    ) -> RecallBlock | None:
         """At a step, the recall block the turn's previous prompt showed (none if it showed
         none), made again word for word from the messages it names in its fingerprint entry.
         Read by id, one read, unless this worker made the block."""
@@ -249,7 +252,7 @@ class TurnRecall:
         return block if block is not None and block.fingerprint() == entry else None
 
     @staticmethod
-    def _recalled_key(session: SessionRecord, entry: str) -> tuple[object, ...]:
+    def _recalled_key(session: SessionRecord | SessionRow, entry: str) -> tuple[object, ...]:
         """The recalled messages of a recall block, by its fingerprint entry."""
         return (session.tenant_id, session.id, session.created_at, entry)
 

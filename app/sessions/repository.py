@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import String, bindparam, delete, func, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import WriteBatch, update_row
+from app.db import DriverStatement, WriteBatch, fetch_rows, update_row
 from app.models import (
     IdempotencyRecord,
     MessageRecord,
@@ -27,6 +29,42 @@ _SESSION = select(SessionRecord).where(
 _LOCKED_SESSION = _SESSION.with_for_update()
 
 
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """A session as an agent call reads it under the session's lock: plain values, what the
+    turn path needs (the ORM object costs more to load than the statement costs to run)."""
+
+    tenant_id: str
+    id: str
+    model: str
+    system_global: str | None
+    system_mode: str | None
+    system_role: str | None
+    goal: str | None
+    mode: str | None
+    memory: str | None
+    max_output_tokens: int | None
+    context_limit: int | None
+    tools: list[Any] | None
+    turn_count: int
+    message_count: int
+    block_caps: dict[str, Any] | None
+    recall: dict[str, Any] | None
+    prompt_fingerprint: list[Any] | None
+    created_at: datetime
+
+
+#: The columns of ``SessionRow``, in its order (each named as the ORM's attribute).
+_LOCKED_ROW = DriverStatement(
+    select(*(getattr(SessionRecord, field.name) for field in fields(SessionRow)))
+    .where(
+        SessionRecord.tenant_id == bindparam("tenant_id"),
+        SessionRecord.id == bindparam("session_id"),
+    )
+    .with_for_update()
+)
+
+
 class SessionRepository:
     """One tenant's sessions: no query here reaches another tenant's rows."""
 
@@ -41,6 +79,14 @@ class SessionRepository:
         query = _LOCKED_SESSION if lock else _SESSION
         params = {"tenant_id": self.tenant_id, "session_id": session_id}
         return (await self.db.execute(query, params)).scalar_one_or_none()
+
+    async def locked_row(self, session_id: str) -> SessionRow | None:
+        """A session, its row locked until the request ends, so that concurrent calls on one
+        session run one after the other (Postgres; SQLite takes its database lock at the
+        start of every transaction)."""
+        params = {"tenant_id": self.tenant_id, "session_id": session_id}
+        rows = await fetch_rows(await self.db.connection(), _LOCKED_ROW, params)
+        return SessionRow(*rows[0]) if rows else None
 
     def add(self, record: SessionRecord) -> None:
         self.db.add(record)

@@ -9,6 +9,7 @@ from app.budget.policy import Budget, compute_budget
 from app.budget.tokens import ModelSpec, TokenCounter
 from app.errors import InvalidBudgetError
 from app.models import SessionRecord
+from app.sessions.repository import SessionRow
 from app.settings import Settings
 from app.tokens.registry import TokenizerRegistry
 
@@ -69,7 +70,7 @@ def resolve_budget(
 
 
 def session_budget(
-    record: SessionRecord, *, settings: Settings, tokenizers: TokenizerRegistry
+    record: SessionRecord | SessionRow, *, settings: Settings, tokenizers: TokenizerRegistry
 ) -> SessionBudget:
     return resolve_budget(
         model=record.model,

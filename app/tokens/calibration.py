@@ -23,6 +23,7 @@ from app.caches import TTLCache
 from app.metrics import Metrics
 from app.models import CalibrationRecord, SessionRecord
 from app.models.base import utcnow
+from app.sessions.repository import SessionRow
 from app.settings import Settings
 from app.tokens.budgets import SessionBudget
 from app.tokens.registry import TokenizerRegistry
@@ -109,7 +110,7 @@ class CalibrationService:
 
     async def learn(
         self,
-        session: SessionRecord,
+        session: SessionRecord | SessionRow,
         *,
         turn_id: str,
         step: int,

@@ -24,7 +24,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Update
 
 from app.budget.summary import SummaryContent, SummaryItem
-from app.db import DmlStatement, WriteBatch, bound_values, insert_rows, update_row
+from app.db import (
+    AnyOf,
+    DmlStatement,
+    DriverStatement,
+    WriteBatch,
+    bound_values,
+    fetch_rows,
+    insert_rows,
+    update_row,
+)
 from app.models import (
     AuditRecord,
     MessageRecord,
@@ -51,12 +60,39 @@ class SummaryHead:
     created_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    """A turn as its calls read it: plain values, in the order of ``_TURN``'s columns."""
+
+    id: str
+    session_id: str
+    seq: int
+    status: str
+    steps: int
+    assistant_output: str | None
+    usage: dict[str, Any] | None
+    started_at: datetime
+    completed_at: datetime | None
+
+
 # The statements of every assembly, built once: making a statement and its cache key costs
 # more than running it on an index.
-_TURN = select(TurnRecord).where(
-    TurnRecord.id == bindparam("turn_id"),
-    TurnRecord.tenant_id == bindparam("tenant_id"),
-    TurnRecord.session_id == bindparam("session_id"),
+_TURN = DriverStatement(
+    select(
+        TurnRecord.id,
+        TurnRecord.session_id,
+        TurnRecord.seq,
+        TurnRecord.status,
+        TurnRecord.steps,
+        TurnRecord.assistant_output,
+        TurnRecord.usage,
+        TurnRecord.started_at,
+        TurnRecord.completed_at,
+    ).where(
+        TurnRecord.id == bindparam("turn_id"),
+        TurnRecord.tenant_id == bindparam("tenant_id"),
+        TurnRecord.session_id == bindparam("session_id"),
+    )
 )
 
 
@@ -163,7 +199,9 @@ def _assembly_snapshot(dialect: str) -> Select[Any]:
     )
 
 
-_SNAPSHOTS = {dialect: _assembly_snapshot(dialect) for dialect in ("postgresql", "sqlite")}
+_SNAPSHOTS = {
+    dialect: DriverStatement(_assembly_snapshot(dialect)) for dialect in ("postgresql", "sqlite")
+}
 
 
 @dataclass(frozen=True)
@@ -249,7 +287,7 @@ _SUMMARY_COLUMNS = (
 )
 # Built once, with bound parameters: a summary's values are large, and compiling a statement
 # that holds them as literals costs more than storing them.
-_INSERT_SUMMARY = (
+_INSERT_SUMMARY = DriverStatement(
     insert(SummaryRecord)
     .values(bound_values(SummaryRecord, _SUMMARY_COLUMNS, ""))
     .returning(SummaryRecord.id)
@@ -279,7 +317,7 @@ def _set_state(prefix: str) -> Update:
         update(MessageRecord)
         .where(
             *_message_in_session(prefix),
-            MessageRecord.id.in_(bindparam(prefix + "message_ids", expanding=True)),
+            AnyOf(MessageRecord.id, prefix + "message_ids"),
         )
         .values(state=bindparam(prefix + "state"))
     )
@@ -300,9 +338,10 @@ class TurnRepository:
     def _params(self, session_id: str) -> dict[str, str]:
         return {"tenant_id": self.tenant_id, "session_id": session_id}
 
-    async def get_turn(self, session_id: str, turn_id: str) -> TurnRecord | None:
+    async def get_turn(self, session_id: str, turn_id: str) -> TurnRow | None:
         params = {**self._params(session_id), "turn_id": turn_id}
-        return (await self.db.execute(_TURN, params)).scalar_one_or_none()
+        rows = await fetch_rows(await self.db.connection(), _TURN, params)
+        return TurnRow(*rows[0]) if rows else None
 
     async def latest_summary(self, session_id: str) -> SummaryRecord | None:
         """The session's newest summary (the one every later prompt shows)."""
@@ -335,9 +374,10 @@ class TurnRepository:
         Run it after the session lock, never within the locking statement: a statement's
         snapshot predates its wait for the lock, so it would miss what the previous holder
         of the lock wrote."""
-        dialect = self.db.get_bind().dialect.name
+        connection = await self.db.connection()
+        dialect = connection.dialect.name
         params = {**self._params(session_id), "new_messages": new_messages, "new_audit_rows": 1}
-        rows = (await self.db.execute(_SNAPSHOTS[dialect], params)).all()
+        rows = await fetch_rows(connection, _SNAPSHOTS[dialect], params)
         first = rows[0]
         if dialect == "postgresql":
             message_ids, audit_id = list(first[9] or []), first[10][0]
@@ -488,8 +528,8 @@ class TurnRepository:
     async def insert_summary(self, values: Mapping[str, Any]) -> int:
         """Store a new summary now (its id is what the batch's writes point to)."""
         connection = await self.db.connection()
-        result = await connection.execute(_INSERT_SUMMARY, {**values, "tenant_id": self.tenant_id})
-        return int(result.scalar_one())
+        params = {**values, "tenant_id": self.tenant_id}
+        return int((await fetch_rows(connection, _INSERT_SUMMARY, params))[0][0])
 
     async def list_messages(
         self, session_id: str, *, after_seq: int, limit: int, state: MessageState | None

@@ -52,14 +52,13 @@ from app.models import (
     SummaryJobRecord,
     SummaryJobStatus,
     SummaryRecord,
-    TurnRecord,
     TurnStatus,
 )
 from app.models.base import utcnow
 from app.offload import off_the_loop
 from app.runtime import Runtime
 from app.search.recall import TurnRecall
-from app.sessions.repository import SessionRepository
+from app.sessions.repository import SessionRepository, SessionRow
 from app.sessions.service import session_not_found
 from app.summarize.running import run_summarizer
 from app.summary_jobs.repository import SummaryJobRepository
@@ -69,6 +68,7 @@ from app.turns.repository import (
     AssemblyState,
     SummaryHead,
     TurnRepository,
+    TurnRow,
     summary_content,
     summary_items,
     summary_values,
@@ -313,9 +313,9 @@ class TurnService:
 
     # -- read ---------------------------------------------------------------------------------
 
-    async def _locked(self, session_id: str) -> SessionRecord:
+    async def _locked(self, session_id: str) -> SessionRow:
         """The session row, locked until the request ends: calls on one session queue."""
-        record = await self.sessions.get(session_id, lock=True)
+        record = await self.sessions.locked_row(session_id)
         if record is None:
             raise session_not_found(session_id)
         return record
@@ -338,7 +338,7 @@ class TurnService:
             details={"turn_id": turn_id, "status": turn.status},
         )
 
-    def _budget(self, session: SessionRecord) -> SessionBudget:
+    def _budget(self, session: SessionRow) -> SessionBudget:
         return session_budget(session, settings=self.settings, tokenizers=self.runtime.tokenizers)
 
     async def _summary(self, head: SummaryHead) -> SummaryContent:
@@ -356,7 +356,7 @@ class TurnService:
 
     async def _snapshot(
         self,
-        session: SessionRecord,
+        session: SessionRow,
         state: AssemblyState,
         resolved: SessionBudget,
         *,
@@ -438,7 +438,7 @@ class TurnService:
 
     async def _read_decide_write(
         self,
-        session: SessionRecord,
+        session: SessionRow,
         state: AssemblyState,
         turn: _Turn,
         *,
@@ -548,7 +548,7 @@ class TurnService:
         batch: WriteBatch,
         decision: Decision,
         snapshot: Snapshot,
-        session: SessionRecord,
+        session: SessionRow,
         turn: _Turn,
         step: int,
         usage: Usage | None,
@@ -634,7 +634,7 @@ class TurnService:
         return summary_id
 
     async def _write_jobs(
-        self, decision: Decision, session: SessionRecord, turn: _Turn, summary_id: int | None
+        self, decision: Decision, session: SessionRow, turn: _Turn, summary_id: int | None
     ) -> None:
         """Summary jobs (background summarisers only): taken in, made moot, or queued."""
         await self.jobs.mark_applied(list(decision.jobs_taken_in))
@@ -664,7 +664,7 @@ class TurnService:
             )
 
     def _record_cache_read(
-        self, batch: WriteBatch, session: SessionRecord, turn_id: str, *, step: int,
+        self, batch: WriteBatch, session: SessionRow, turn_id: str, *, step: int,
         usage: Usage | None,
     ) -> None:  # fmt: skip
         """The prompt tokens the provider's cache served of the prompt of ``step``: on its
@@ -682,7 +682,7 @@ class TurnService:
         )
         self.metrics.prompt_cache_read_tokens.labels(model_label(session.model)).inc(tokens)
 
-    def _observe(self, decision: Decision, session: SessionRecord, resolved: SessionBudget) -> None:
+    def _observe(self, decision: Decision, session: SessionRow, resolved: SessionBudget) -> None:
         """Metrics and warnings of one decision."""
         if resolved.estimator_fallback:
             self.metrics.estimator_fallback_count.inc()
@@ -770,7 +770,7 @@ def _message_row(
 def _audit_values(
     decision: Decision,
     snapshot: Snapshot,
-    session: SessionRecord,
+    session: SessionRow,
     turn: _Turn,
     *,
     audit_id: int,
@@ -843,7 +843,7 @@ def _in_format(
     )
 
 
-def _turn_out(turn: TurnRecord) -> TurnOut:
+def _turn_out(turn: TurnRow) -> TurnOut:
     return TurnOut(
         id=turn.id,
         session_id=turn.session_id,

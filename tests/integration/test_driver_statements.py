@@ -1,0 +1,100 @@
+"""The turn path's statements on Postgres run on the asyncpg connection itself (see
+``app.db.DriverStatement``): what a client sees must be what it saw through SQLAlchemy's
+execution, errors included, and a list of ids must not make a new statement per length."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from tests.conftest import RunningApp
+from tests.support import create_session, start_turn, step_body, words
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+async def postgres_apps(postgres_url: str) -> Any:
+    running = RunningApp(postgres_url)
+    try:
+        yield running
+    finally:
+        await running.stop_all()
+
+
+@contextmanager
+def statements() -> Iterator[list[tuple[str, Any]]]:
+    seen: list[tuple[str, Any]] = []
+
+    def record(*args: Any) -> None:
+        seen.append((str(args[2]), args[3]))
+
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+
+
+async def test_a_value_postgres_refuses_in_a_step_is_invalid_and_stores_nothing(
+    postgres_apps: RunningApp,
+) -> None:
+    _, client = await postgres_apps.start()
+    session = await create_session(client, model="gpt-4o")
+    turn = await start_turn(client, session["id"], "Read the header of the file.")
+    before = (await client.get(f"/v1/sessions/{session['id']}")).json()
+    body = step_body(["call_1"], ["header bytes"])
+    # Postgres text holds no NUL character: the batch of writes is refused (SQLSTATE 22021).
+    body["assistant"]["reasoning_content"] = "the header starts with PK\u0003\u0004\u0000"
+
+    response = await client.post(
+        f"/v1/sessions/{session['id']}/turns/{turn['turn_id']}/steps", json=body
+    )
+
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["code"] == "invalid_request"
+    after = (await client.get(f"/v1/sessions/{session['id']}")).json()
+    assert after["message_count"] == before["message_count"]
+    # The connection went back to the pool usable: the next call on the session is served.
+    retried = await client.post(
+        f"/v1/sessions/{session['id']}/turns/{turn['turn_id']}/steps",
+        json=step_body(["call_1"], ["header bytes"]),
+    )
+    assert retried.status_code == 200, retried.text
+
+
+async def test_pruning_and_summarising_any_number_of_messages_uses_one_statement_text(
+    postgres_apps: RunningApp,
+) -> None:
+    _, client = await postgres_apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    session = await create_session(client, model="gpt-4o", context_limit=8192)
+    base = f"/v1/sessions/{session['id']}/turns"
+    with statements() as seen:
+        for number in range(8):
+            started = await client.post(
+                base, json={"message": {"content": words(200 + 150 * number, number)}}
+            )
+            assert started.status_code == 201, started.text
+            done = await client.post(
+                f"{base}/{started.json()['turn_id']}/complete",
+                json={"assistant": {"content": words(40 * number + 5, number)}},
+            )
+            assert done.status_code == 200, done.text
+
+    state_changes = [(text, params) for text, params in seen if "UPDATE messages SET state" in text]
+    lengths = {
+        len(value)
+        for _, params in state_changes
+        for value in (params.values() if isinstance(params, dict) else params)
+        if isinstance(value, list) and value and all(isinstance(i, int) for i in value)
+    }
+    # Messages did change state, in lists of more than one length.
+    assert len(lengths) > 1, lengths
+    texts = {text for text, _ in state_changes}
+    assert not any(" IN (" in text for text in texts), texts
+    assert all("= ANY (" in text for text in texts), texts
