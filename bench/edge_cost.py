@@ -17,6 +17,9 @@ the lean way side by side:
   own work included;
 - routing: finding the route among the app's (Starlette tries each in turn).
 
+The drop-in endpoints' body, a whole conversation, parsed by ``json.loads`` and by the
+proxy's parser.
+
 A refused over-long step (10,000 tool calls and results, over the limit of 128) is timed
 through the app too: the whole request, from bytes to the 422.
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import statistics
 import time
@@ -46,6 +50,7 @@ from starlette.routing import Match
 
 from app.auth.dependencies import _bearer as bearer
 from app.db import get_db
+from app.proxy.endpoints import parse_json
 from app.turns.endpoints import get_turn_call
 from app.turns.endpoints import router as turns_router
 from app.turns.schemas import (
@@ -344,6 +349,14 @@ async def run(long: int, repeat: int, refused_calls: int) -> None:
                     f"{cost['body, model_validate_json']:.1f} | "
                     f"{cost['response, framework']:.1f} / {cost['response, lean']:.1f} |"
                 )
+        for messages in (10, long):
+            chat = synth.with_messages(messages, seed=1).chat()
+            body = json.dumps({"model": "gpt-4o", "messages": chat}).encode()
+            print(  # noqa: T201
+                f"drop-in body of {messages:,} messages ({len(body):,} B): json.loads "
+                f"{microseconds(functools.partial(json.loads, body), repeat):.1f} µs, the "
+                f"proxy's {microseconds(functools.partial(parse_json, body), repeat):.1f} µs"
+            )
         session = await client.post("/v1/sessions", json={"model": "gpt-4o"})
         session_id = session.json()["id"]
         turn = await client.post(
