@@ -21,6 +21,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -112,9 +113,20 @@ def _conversation(protocol: Protocol, body: Mapping[str, Any]) -> Conversation:
         raise ProxyError(400, "invalid_request", str(error), param="messages") from error
 
 
+def parse_json(raw: bytes) -> Any:
+    """The body as ``json.loads`` reads it, by orjson when it can: several times faster on the
+    whole conversation an agent resends with every call, which waits for it before its first
+    byte. What orjson refuses (malformed JSON, and what json takes but orjson does not: NaN,
+    integers past 64 bits, UTF-16) goes to json, whose answer, or error, stands."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
 async def _json_body(request: Request) -> dict[str, Any]:
     try:
-        body = json.loads(await request.body())
+        body = parse_json(await request.body())
     except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
         raise ProxyError(400, "invalid_request", f"the body is not JSON: {error}") from error
     if not isinstance(body, dict):

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response, status
 
 from app.auth.dependencies import AgentCaller
 from app.db import DbSession
+from app.edge import LeanRoute
 from app.errors import ERROR_RESPONSES
 from app.idempotency.dependencies import IdempotencyKey
 from app.idempotency.service import IdempotencyService
@@ -56,9 +58,23 @@ async def get_turn_call(request: Request, db: DbSession, caller: AgentCaller) ->
 
 TurnCallDep = Annotated[TurnCall, Depends(get_turn_call)]
 TurnId = Annotated[str, Path(min_length=1, max_length=64)]
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 
 
-@router.post("/turns", status_code=status.HTTP_201_CREATED, response_model=AssemblyOut)
+def hot_post(path: str, **declaration: Any) -> Callable[[Endpoint], Endpoint]:
+    """``@router.post`` for the routes an agent calls around every LLM call: the same
+    declaration (and OpenAPI document), served by :class:`app.edge.LeanRoute`."""
+
+    def register(endpoint: Endpoint) -> Endpoint:
+        router.add_api_route(
+            path, endpoint, methods=["POST"], route_class_override=LeanRoute, **declaration
+        )
+        return endpoint
+
+    return register
+
+
+@hot_post("/turns", status_code=status.HTTP_201_CREATED, response_model=AssemblyOut)
 async def start_turn(
     request: Request,
     session_id: SessionId,
@@ -88,7 +104,7 @@ async def get_turn(session_id: SessionId, turn_id: TurnId, service: TurnServiceD
     return await service.get_turn(session_id, turn_id)
 
 
-@router.post("/turns/{turn_id}/steps", response_model=AssemblyOut)
+@hot_post("/turns/{turn_id}/steps", response_model=AssemblyOut)
 async def post_step(
     request: Request,
     session_id: SessionId,
@@ -112,7 +128,7 @@ async def post_step(
     )
 
 
-@router.post("/turns/{turn_id}/complete", response_model=TurnOut)
+@hot_post("/turns/{turn_id}/complete", response_model=TurnOut)
 async def complete_turn(
     request: Request,
     session_id: SessionId,

@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
@@ -12,6 +13,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticKnownError
 
 from app.budget.anthropic import CALL_POSITION
 from app.budget.openai_format import chat_call
@@ -26,6 +28,27 @@ from app.turns.anthropic_input import (
 
 MAX_CONTENT_CHARS = 2_000_000
 MAX_CONTENT_PARTS = 256
+#: Tool calls of one step, and their results.
+MAX_TOOL_CALLS = 128
+
+
+def _at_most(limit: int) -> BeforeValidator:
+    """Refuse a list longer than ``limit`` before any of its items is validated, with the
+    error ``max_length`` gives: pydantic checks that length only after validating every
+    item, so a step of 10,000 calls cost hundreds of milliseconds to refuse."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, list) and len(value) > limit:
+            raise PydanticKnownError(
+                "too_long", {"field_type": "List", "max_length": limit, "actual_length": len(value)}
+            )
+        return value
+
+    return BeforeValidator(check)
+
+
+_AT_MOST_PARTS = _at_most(MAX_CONTENT_PARTS)
+_AT_MOST_CALLS = _at_most(MAX_TOOL_CALLS)
 
 
 class _Input(BaseModel):
@@ -150,7 +173,9 @@ AssistantPart = Annotated[
 ]
 AssistantContent = (
     Annotated[str, Field(max_length=MAX_CONTENT_CHARS)]
-    | Annotated[list[AssistantPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS)]
+    | Annotated[
+        list[AssistantPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS), _AT_MOST_PARTS
+    ]
     | None
 )
 
@@ -159,7 +184,9 @@ class UserMessage(_Input):
     role: Literal["user"] = "user"
     content: (
         Annotated[str, Field(max_length=MAX_CONTENT_CHARS)]
-        | Annotated[list[ContentPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS)]
+        | Annotated[
+            list[ContentPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS), _AT_MOST_PARTS
+        ]
     )
     name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -269,7 +296,9 @@ class StepAssistant(_Input):
     content: AssistantContent = None
     #: An OpenAI-shaped model's reasoning (DeepSeek, vLLM, OpenRouter), kept as sent.
     reasoning_content: str | None = Field(default=None, max_length=MAX_CONTENT_CHARS)
-    tool_calls: list[ToolCall] = Field(min_length=1, max_length=128)
+    tool_calls: Annotated[list[ToolCall], _AT_MOST_CALLS] = Field(
+        min_length=1, max_length=MAX_TOOL_CALLS
+    )
     #: Anthropic blocks that interleave text and calls: how many parts came before each call.
     _call_positions: list[int] | None = PrivateAttr(default=None)
 
@@ -301,7 +330,9 @@ class ToolResult(_Input):
     tool_call_id: str = Field(min_length=1, max_length=128)
     content: (
         Annotated[str, Field(max_length=MAX_CONTENT_CHARS)]
-        | Annotated[list[ContentPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS)]
+        | Annotated[
+            list[ContentPart], Field(min_length=1, max_length=MAX_CONTENT_PARTS), _AT_MOST_PARTS
+        ]
     )
     #: The tool failed: the Anthropic rendering says so on the tool_result block.
     is_error: bool = False
@@ -311,15 +342,18 @@ class StepRequest(_Input):
     """The LLM asked for tools; here are its calls and every call's result."""
 
     assistant: StepAssistant
-    tool_results: list[ToolResult] = Field(min_length=1, max_length=128)
+    tool_results: Annotated[list[ToolResult], _AT_MOST_CALLS] = Field(
+        min_length=1, max_length=MAX_TOOL_CALLS
+    )
     usage: Usage | None = None
     format: PromptFormat = "openai"
 
     @model_validator(mode="before")
     @classmethod
     def _results_from_anthropic(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("tool_results"), list):
-            results = data["tool_results"]
+        results = data.get("tool_results") if isinstance(data, dict) else None
+        # An over-long list is refused as it is (the field's check), not converted first.
+        if isinstance(results, list) and len(results) <= MAX_TOOL_CALLS:
             data = {
                 **data,
                 "tool_results": [tool_result_input(r, i) for i, r in enumerate(results)],

@@ -1,0 +1,187 @@
+"""The turn routes' lean handler (app/edge.py): the same contract as FastAPI's handler, the
+OpenAPI document first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.conftest import RunningApp
+from tests.support import create_session
+
+#: The document of the lean routes as FastAPI's own handler had them (written once, from
+#: the code before the lean handler; it must not change).
+SNAPSHOT = Path(__file__).with_name("openapi_turn_routes.json")
+LEAN_ROUTES = (
+    ("/v1/sessions/{session_id}/turns", "post"),
+    ("/v1/sessions/{session_id}/turns/{turn_id}/steps", "post"),
+    ("/v1/sessions/{session_id}/turns/{turn_id}/complete", "post"),
+)
+
+
+def routes_document(document: dict[str, Any]) -> dict[str, Any]:
+    """The lean routes' operations and every schema they reach."""
+    operations = {
+        f"{method} {path}": document["paths"][path][method] for path, method in LEAN_ROUTES
+    }
+    schemas = document["components"]["schemas"]
+    reached: dict[str, Any] = {}
+    pending = [operations]
+    while pending:
+        text = json.dumps(pending.pop())
+        for name in schemas:
+            if f'"#/components/schemas/{name}"' in text and name not in reached:
+                reached[name] = schemas[name]
+                pending.append(schemas[name])
+    return {"operations": operations, "schemas": dict(sorted(reached.items()))}
+
+
+async def test_the_openapi_document_of_the_turn_routes_is_unchanged(
+    client: httpx.AsyncClient,
+) -> None:
+    document = (await client.get("/openapi.json")).json()
+
+    assert routes_document(document) == json.loads(SNAPSHOT.read_text())
+
+
+async def open_turn(client: httpx.AsyncClient) -> tuple[str, str]:
+    session = await create_session(client)
+    started = await client.post(
+        f"/v1/sessions/{session['id']}/turns", json={"message": {"content": "Find a flight."}}
+    )
+    assert started.status_code == 201
+    return session["id"], started.json()["turn_id"]
+
+
+def step_body(calls: int) -> dict[str, Any]:
+    ids = [f"call_{i}" for i in range(calls)]
+    return {
+        "assistant": {
+            "tool_calls": [
+                {"id": i, "type": "function", "function": {"name": "search", "arguments": "{}"}}
+                for i in ids
+            ]
+        },
+        "tool_results": [{"tool_call_id": i, "content": "nothing found"} for i in ids],
+    }
+
+
+async def test_a_turn_answers_with_its_declared_status_and_json(
+    client: httpx.AsyncClient,
+) -> None:
+    session_id, turn_id = await open_turn(client)
+
+    step = await client.post(f"/v1/sessions/{session_id}/turns/{turn_id}/steps", json=step_body(1))
+    completed = await client.post(
+        f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
+        json={"assistant": {"content": "Nothing to book."}},
+    )
+
+    assert step.status_code == 200
+    assert step.headers["content-type"] == "application/json"
+    assert step.json()["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_0",
+        "content": "nothing found",
+    }
+    assert completed.status_code == 200
+    assert completed.json()["status"] == "completed"
+    assert completed.json()["assistant_output"] == "Nothing to book."
+
+
+async def test_a_body_sent_as_application_vnd_json_is_read_as_json(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client)
+
+    response = await client.post(
+        f"/v1/sessions/{session['id']}/turns",
+        content=json.dumps({"message": {"content": "hi"}}),
+        headers={"content-type": "application/vnd.api+json"},
+    )
+
+    assert response.status_code == 201
+
+
+async def test_a_bad_idempotency_key_with_a_valid_body_is_invalid_request(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client)
+
+    response = await client.post(
+        f"/v1/sessions/{session['id']}/turns",
+        json={"message": {"content": "hi"}},
+        headers={"Idempotency-Key": "a key with spaces"},
+    )
+
+    assert response.status_code == 422
+    assert response.json()["error"]["details"]["errors"][0]["location"] == (
+        "header.Idempotency-Key"
+    )
+
+
+async def test_a_bad_key_and_a_bad_body_are_both_reported(client: httpx.AsyncClient) -> None:
+    session = await create_session(client)
+
+    response = await client.post(
+        f"/v1/sessions/{session['id']}/turns",
+        json={"message": {"content": 5}},
+        headers={"Idempotency-Key": "a key with spaces"},
+    )
+
+    locations = [e["location"] for e in response.json()["error"]["details"]["errors"]]
+    assert response.status_code == 422
+    assert locations[0] == "header.Idempotency-Key"
+    assert any(location.startswith("body.message.content") for location in locations)
+
+
+async def test_a_valid_body_without_a_key_is_unauthenticated_when_keys_exist(
+    apps: RunningApp,
+) -> None:
+    key = await apps.key("acme", "agent")
+    app, client = await apps.start()
+    session = await create_session(apps.client(app, key))
+
+    response = await client.post(
+        f"/v1/sessions/{session['id']}/turns", json={"message": {"content": "hi"}}
+    )
+
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthenticated"
+
+
+async def test_a_step_of_ten_thousand_calls_is_refused_with_the_list_limit(
+    client: httpx.AsyncClient,
+) -> None:
+    session_id, turn_id = await open_turn(client)
+
+    response = await client.post(
+        f"/v1/sessions/{session_id}/turns/{turn_id}/steps", json=step_body(10_000)
+    )
+
+    error = response.json()["error"]
+    assert response.status_code == 422
+    assert error["code"] == "invalid_request"
+    assert error["details"]["errors"] == [
+        {
+            "location": "body.assistant.tool_calls",
+            "problem": "List should have at most 128 items after validation, not 10000",
+        },
+        {
+            "location": "body.tool_results",
+            "problem": "List should have at most 128 items after validation, not 10000",
+        },
+    ]
+
+
+async def test_a_step_at_the_list_limit_is_served(client: httpx.AsyncClient) -> None:
+    session_id, turn_id = await open_turn(client)
+
+    response = await client.post(
+        f"/v1/sessions/{session_id}/turns/{turn_id}/steps", json=step_body(128)
+    )
+
+    assert response.status_code == 200
