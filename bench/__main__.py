@@ -73,6 +73,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "drop-in-node": Benchmark("bench.drop_in_node", "the same through the openai npm package"),
     "drop-in-stream": Benchmark("bench.drop_in_stream", "time to first byte added, against LiteLLM's proxy"),
     "pg-capacity": Benchmark("bench.pg_capacity", "Postgres CPU and storage per agent call"),
+    "neighbours": Benchmark("bench.neighbours", "a turn start beside long turns and 8 MiB bodies"),
 }
 # fmt: on
 
