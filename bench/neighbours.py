@@ -190,13 +190,17 @@ async def raw_post(url: str, path: str, body: bytes) -> str:
 
 
 async def big_bodies(url: str, stop: asyncio.Event, done: dict[str, Any]) -> None:
-    """Steps of 8 MiB (allowed) and a little over (refused), one after the other."""
-    connection = Connection(url)
-    session_id = await new_session(connection)
+    """Steps of 8 MiB (allowed) and a little over (refused), one after the other. Each call
+    on a connection of its own: one kept open would idle past the server's keep-alive."""
+    creating = Connection(url)
+    session_id = await new_session(creating)
+    await creating.close()
     path = f"/v1/sessions/{session_id}/turns"
     number = 0
     while not stop.is_set():
-        turn = await expect(connection, "POST", path, {"message": {"content": "Dump it."}}, 201)
+        opening = Connection(url)
+        turn = await expect(opening, "POST", path, {"message": {"content": "Dump it."}}, 201)
+        await opening.close()
         steps = f"{path}/{turn['turn_id']}/steps"
         for size in (BODY_LIMIT - 4096, BODY_LIMIT + 4096):
             if stop.is_set():
@@ -204,11 +208,12 @@ async def big_bodies(url: str, stop: asyncio.Event, done: dict[str, Any]) -> Non
             status = await raw_post(url, steps, big_body(size, "b", number))
             number += 1
             done["statuses"][status] = done["statuses"].get(status, 0) + 1
+        closing = Connection(url)
         await expect(
-            connection, "POST", f"{path}/{turn['turn_id']}/complete",
+            closing, "POST", f"{path}/{turn['turn_id']}/complete",
             {"assistant": {"content": "Done."}}, 200,
         )  # fmt: skip
-    await connection.close()
+        await closing.close()
 
 
 async def with_neighbours(url: str, seconds: float, pace_ms: float) -> dict[str, Any]:
