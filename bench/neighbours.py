@@ -1,21 +1,24 @@
 """Does one session slow another on the same worker?
 
 One ``contextd serve`` worker on a fresh Postgres database. A "normal" session starts a turn
-(timed: the POST that returns the prompt) and completes it (not timed), at a steady pace,
-first alone and then beside two neighbours on the same worker:
+(timed: the POST that returns the prompt) and completes it (not timed), at a steady pace, in
+rounds of three windows: on the bare stack, on contextd alone, and on contextd beside two
+neighbours on the same worker (paused, their requests in flight finished, outside their
+windows):
 
 - a session posting 128-call steps into one open turn until it holds about 1,100 calls, then
   completing it and starting the next such turn;
 - a client posting bodies of 8 MiB: a step whose tool results fill the body up to the size
   limit (allowed: parsed, counted and folded), then one a little over it (refused).
 
-Printed: the normal session's turn start p50 / p99 / max alone and with neighbours, what
-the neighbours got done meanwhile, and, on a quiet worker, the time of one 128-call step
-posted into an open turn that already holds 10, 100, 500 and 1,000 calls (median over
-fresh turns). The bare stack (bench/bare_stack.py: FastAPI + asyncpg, as many round trips
-as contextd's turn start) is timed in the same run, alone, for the ratio.
+Printed: the normal session's turn start p50 / p99 / max on the bare stack (bench/bare_stack.py:
+FastAPI + asyncpg, as many round trips as contextd's turn start), on contextd alone and with
+neighbours; what the neighbours got done meanwhile; and, on a quiet worker, the time of one
+128-call step posted into an open turn that already holds 10, 100, 500 and 1,000 calls
+(median over fresh turns, timed in rounds through every size).
 
-    python -m bench.neighbours [--seconds 30] [--pace-ms 50] [--repeats 3] [--json out.json]
+    python -m bench.neighbours [--seconds 40] [--rounds 4] [--pace-ms 50] [--repeats 3]
+                               [--json out.json]
 """
 
 from __future__ import annotations
@@ -118,34 +121,72 @@ async def timed_turn(connection: Connection, session_id: str, number: int) -> fl
     return elapsed
 
 
-async def normal_session(url: str, seconds: float, pace_ms: float) -> list[float]:
-    """A turn start every ``pace_ms`` (or as soon as the last one ended), for ``seconds``."""
-    connection = Connection(url)
-    session_id = await new_session(connection)
-    for number in range(3):  # warm-up
-        await timed_turn(connection, session_id, number)
-    timings: list[float] = []
-    deadline = time.perf_counter() + seconds
-    number = 3
-    while time.perf_counter() < deadline:
-        began = time.perf_counter()
-        timings.append(await timed_turn(connection, session_id, number))
-        number += 1
-        await asyncio.sleep(max(0.0, pace_ms / 1000 - (time.perf_counter() - began)))
-    await connection.close()
-    return timings
+class Normal:
+    """The normal session: a turn start every ``pace_ms`` (or as soon as the last ended)."""
+
+    def __init__(self, url: str, pace_ms: float) -> None:
+        self.connection = Connection(url)
+        self.pace_ms = pace_ms
+        self.session_id = ""
+        self.number = 0
+
+    async def warm_up(self) -> None:
+        self.session_id = await new_session(self.connection)
+        for _ in range(3):
+            await self.turn()
+
+    async def turn(self) -> float:
+        self.number += 1
+        return await timed_turn(self.connection, self.session_id, self.number)
+
+    async def for_seconds(self, seconds: float) -> list[float]:
+        timings: list[float] = []
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            began = time.perf_counter()
+            timings.append(await self.turn())
+            await asyncio.sleep(max(0.0, self.pace_ms / 1000 - (time.perf_counter() - began)))
+        return timings
 
 
-async def growing_turns(url: str, stop: asyncio.Event, done: dict[str, Any]) -> None:
+class Crowd:
+    """The neighbours run while ``running`` is set, each finishing its request in flight when
+    it is cleared; ``idle()`` waits until none has one."""
+
+    def __init__(self, neighbours: int) -> None:
+        self.running = asyncio.Event()
+        self.stop = False
+        self.busy = neighbours
+        self.quiet = asyncio.Event()
+        self.done: dict[str, Any] = {"turns": 0, "step_ms": [], "statuses": {}}
+
+    async def go_on(self) -> bool:
+        """Wait while paused; whether to go on at all. Call between two requests."""
+        self.leave()
+        await self.running.wait()
+        self.busy += 1
+        self.quiet.clear()
+        return not self.stop
+
+    def leave(self) -> None:
+        self.busy -= 1
+        if not self.busy:
+            self.quiet.set()
+
+    async def idle(self) -> None:
+        await self.quiet.wait()
+
+
+async def growing_turns(url: str, crowd: Crowd) -> None:
     """Open turns grown by 128-call steps to ``GROWN_CALLS`` calls, one after another."""
     connection = Connection(url)
     session_id = await new_session(connection)
     path = f"/v1/sessions/{session_id}/turns"
     call = 0
-    while not stop.is_set():
+    while await crowd.go_on():
         turn = await expect(connection, "POST", path, {"message": {"content": "Audit it."}}, 201)
         calls = 0
-        while calls < GROWN_CALLS and not stop.is_set():
+        while calls < GROWN_CALLS and await crowd.go_on():
             started = time.perf_counter()
             await expect(
                 connection,
@@ -154,14 +195,15 @@ async def growing_turns(url: str, stop: asyncio.Event, done: dict[str, Any]) -> 
                 step_body(call, CALLS_PER_STEP, "g"),
                 200,
             )
-            done["step_ms"].append((calls, (time.perf_counter() - started) * 1000))
+            crowd.done["step_ms"].append((calls, (time.perf_counter() - started) * 1000))
             calls += CALLS_PER_STEP
             call += CALLS_PER_STEP
         await expect(
             connection, "POST", f"{path}/{turn['turn_id']}/complete",
             {"assistant": {"content": "Done."}}, 200,
         )  # fmt: skip
-        done["turns"] += 1
+        crowd.done["turns"] += 1
+    crowd.leave()
     await connection.close()
 
 
@@ -189,7 +231,7 @@ async def raw_post(url: str, path: str, body: bytes) -> str:
         writer.close()
 
 
-async def big_bodies(url: str, stop: asyncio.Event, done: dict[str, Any]) -> None:
+async def big_bodies(url: str, crowd: Crowd) -> None:
     """Steps of 8 MiB (allowed) and a little over (refused), one after the other. Each call
     on a connection of its own: one kept open would idle past the server's keep-alive."""
     creating = Connection(url)
@@ -197,58 +239,87 @@ async def big_bodies(url: str, stop: asyncio.Event, done: dict[str, Any]) -> Non
     await creating.close()
     path = f"/v1/sessions/{session_id}/turns"
     number = 0
-    while not stop.is_set():
+    while await crowd.go_on():
         opening = Connection(url)
         turn = await expect(opening, "POST", path, {"message": {"content": "Dump it."}}, 201)
         await opening.close()
         steps = f"{path}/{turn['turn_id']}/steps"
         for size in (BODY_LIMIT - 4096, BODY_LIMIT + 4096):
-            if stop.is_set():
+            if not await crowd.go_on():
                 break
             status = await raw_post(url, steps, big_body(size, "b", number))
             number += 1
-            done["statuses"][status] = done["statuses"].get(status, 0) + 1
+            crowd.done["statuses"][status] = crowd.done["statuses"].get(status, 0) + 1
         closing = Connection(url)
         await expect(
             closing, "POST", f"{path}/{turn['turn_id']}/complete",
             {"assistant": {"content": "Done."}}, 200,
         )  # fmt: skip
         await closing.close()
+    crowd.leave()
 
 
-async def with_neighbours(url: str, seconds: float, pace_ms: float) -> dict[str, Any]:
-    stop = asyncio.Event()
-    done: dict[str, Any] = {"turns": 0, "step_ms": [], "statuses": {}}
+async def windows(
+    url: str, bare_url: str, seconds: float, pace_ms: float, count: int
+) -> dict[str, Any]:
+    """The normal session's turn starts in ``count`` rounds of three windows of ``seconds``:
+    on the bare stack, on contextd alone, and on contextd beside its neighbours, so that
+    whatever else the machine does weighs on all three alike."""
+    normal, bare = Normal(url, pace_ms), Normal(bare_url, pace_ms)
+    await normal.warm_up()
+    await bare.warm_up()
+    crowd = Crowd(neighbours=2)
     neighbours = [
-        asyncio.create_task(growing_turns(url, stop, done)),
-        asyncio.create_task(big_bodies(url, stop, done)),
+        asyncio.create_task(growing_turns(url, crowd)),
+        asyncio.create_task(big_bodies(url, crowd)),
     ]
-    await asyncio.sleep(2.0)  # the neighbours under way first
+    timings: dict[str, list[float]] = {"bare_alone": [], "alone": [], "with_neighbours": []}
     try:
-        timings = await normal_session(url, seconds, pace_ms)
+        await crowd.idle()
+        for _ in range(count):
+            timings["bare_alone"] += await bare.for_seconds(seconds)
+            timings["alone"] += await normal.for_seconds(seconds)
+            crowd.running.set()
+            await asyncio.sleep(1.0)  # the neighbours under way first
+            timings["with_neighbours"] += await normal.for_seconds(seconds)
+            crowd.running.clear()
+            await crowd.idle()
     finally:
-        stop.set()
+        crowd.stop = True
+        crowd.running.set()
         await asyncio.gather(*neighbours)
-    return {"timings": timings, **done}
+        await normal.connection.close()
+        await bare.connection.close()
+    return {**timings, **crowd.done}
 
 
-async def step_at(url: str, calls: int, repeats: int) -> list[float]:
-    """Milliseconds of a 128-call step posted into an open turn holding ``calls`` calls."""
+async def steps_at(url: str, points: tuple[int, ...], repeats: int) -> dict[int, list[float]]:
+    """Milliseconds of a 128-call step posted into an open turn holding each of ``points``
+    calls: ``repeats`` turns per point, filled first, then their steps timed in rounds that
+    go through every point, so that the machine's load weighs on every point alike."""
     connection = Connection(url)
-    timings = []
+    turns: dict[int, list[tuple[str, int]]] = {calls: [] for calls in points}
     for repeat in range(repeats):
-        session_id = await new_session(connection)
-        path = f"/v1/sessions/{session_id}/turns"
-        turn = await expect(connection, "POST", path, {"message": {"content": "Audit it."}}, 201)
-        steps = f"{path}/{turn['turn_id']}/steps"
-        held = 0
-        while held < calls:
-            size = min(CALLS_PER_STEP, calls - held)
-            await expect(connection, "POST", steps, step_body(held, size, f"s{repeat}"), 200)
-            held += size
-        started = time.perf_counter()
-        await expect(connection, "POST", steps, step_body(held, CALLS_PER_STEP, f"s{repeat}"), 200)
-        timings.append((time.perf_counter() - started) * 1000)
+        for calls in points:
+            session_id = await new_session(connection)
+            path = f"/v1/sessions/{session_id}/turns"
+            body = {"message": {"content": "Audit it."}}
+            turn = await expect(connection, "POST", path, body, 201)
+            steps = f"{path}/{turn['turn_id']}/steps"
+            held = 0
+            while held < calls:
+                size = min(CALLS_PER_STEP, calls - held)
+                await expect(connection, "POST", steps, step_body(held, size, f"s{repeat}"), 200)
+                held += size
+            turns[calls].append((steps, repeat))
+    timings: dict[int, list[float]] = {calls: [] for calls in points}
+    for repeat in range(repeats):
+        for calls in points if repeat % 2 else points[::-1]:
+            steps, tag = turns[calls][repeat]
+            body = step_body(calls, CALLS_PER_STEP, f"s{tag}")
+            started = time.perf_counter()
+            await expect(connection, "POST", steps, body, 200)
+            timings[calls].append((time.perf_counter() - started) * 1000)
     await connection.close()
     return timings
 
@@ -262,7 +333,9 @@ def figures(timings: list[float]) -> dict[str, float]:
     }
 
 
-async def run(server_url: str, seconds: float, pace_ms: float, repeats: int) -> dict[str, Any]:
+async def run(
+    server_url: str, seconds: float, pace_ms: float, repeats: int, rounds: int
+) -> dict[str, Any]:
     trips = await count_round_trips(server_url, "contextd_bench_nb_trips")
     async with (
         fresh_database(server_url, "contextd_bench_nb") as database_url,
@@ -276,19 +349,18 @@ async def run(server_url: str, seconds: float, pace_ms: float, repeats: int) -> 
                 bare_base = await asyncio.to_thread(bare.ready)
                 await serving(url)
                 await serving(bare_base)
-                bare_alone = await normal_session(bare_base, seconds, pace_ms)
-                alone = await normal_session(url, seconds, pace_ms)
-                crowded = await with_neighbours(url, seconds, pace_ms)
-                steps = {calls: await step_at(url, calls, repeats) for calls in STEP_POINTS}
+                crowded = await windows(url, bare_base, seconds / rounds, pace_ms, rounds)
+                steps = await steps_at(url, STEP_POINTS, repeats)
             finally:
                 server.stop()
                 bare.stop()
     return {
         "seconds": seconds,
         "pace_ms": pace_ms,
-        "bare_alone": figures(bare_alone),
-        "alone": figures(alone),
-        "with_neighbours": figures(crowded["timings"]),
+        "rounds": rounds,
+        "bare_alone": figures(crowded["bare_alone"]),
+        "alone": figures(crowded["alone"]),
+        "with_neighbours": figures(crowded["with_neighbours"]),
         "neighbour_steps": len(crowded["step_ms"]),
         "neighbour_step_ms_max": max((ms for _, ms in crowded["step_ms"]), default=None),
         "neighbour_turns": crowded["turns"],
@@ -301,7 +373,8 @@ async def run(server_url: str, seconds: float, pace_ms: float, repeats: int) -> 
 def report(results: dict[str, Any]) -> str:
     lines = [
         f"neighbours on one worker, {machine()}; normal session: a turn start every "
-        f"{results['pace_ms']:.0f} ms for {results['seconds']:.0f} s",
+        f"{results['pace_ms']:.0f} ms, {results['seconds']:.0f} s of each kind in "
+        f"{results['rounds']} rounds",
         f"  {'turn start':28} {'n':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}",
     ]
     for name, key in (
@@ -338,12 +411,15 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--server-url", default=DEFAULT_SERVER)
-    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--seconds", type=float, default=40.0, help="of each kind of window")
     parser.add_argument("--pace-ms", type=float, default=50.0)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=4, help="windows of each kind")
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     args = parser.parse_args()
-    results = asyncio.run(run(args.server_url, args.seconds, args.pace_ms, args.repeats))
+    results = asyncio.run(
+        run(args.server_url, args.seconds, args.pace_ms, args.repeats, args.rounds)
+    )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     print(report(results))  # noqa: T201
