@@ -140,6 +140,10 @@ class Normal:
         return await timed_turn(self.connection, self.session_id, self.number)
 
     async def for_seconds(self, seconds: float) -> list[float]:
+        # A new connection, opened by an untimed turn: the last one idled past the server's
+        # keep-alive while other windows ran.
+        await self.connection.close()
+        await self.turn()
         timings: list[float] = []
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
@@ -160,10 +164,14 @@ class Crowd:
         self.quiet = asyncio.Event()
         self.done: dict[str, Any] = {"turns": 0, "step_ms": [], "statuses": {}}
 
-    async def go_on(self) -> bool:
-        """Wait while paused; whether to go on at all. Call between two requests."""
+    async def go_on(self, connection: Connection | None = None) -> bool:
+        """Wait while paused; whether to go on at all. Call between two requests. After a
+        pause ``connection`` is closed, to be opened anew: it idled past the keep-alive."""
         self.leave()
-        await self.running.wait()
+        if not self.running.is_set():
+            await self.running.wait()
+            if connection is not None:
+                await connection.close()
         self.busy += 1
         self.quiet.clear()
         return not self.stop
@@ -183,10 +191,10 @@ async def growing_turns(url: str, crowd: Crowd) -> None:
     session_id = await new_session(connection)
     path = f"/v1/sessions/{session_id}/turns"
     call = 0
-    while await crowd.go_on():
+    while await crowd.go_on(connection):
         turn = await expect(connection, "POST", path, {"message": {"content": "Audit it."}}, 201)
         calls = 0
-        while calls < GROWN_CALLS and await crowd.go_on():
+        while calls < GROWN_CALLS and await crowd.go_on(connection):
             started = time.perf_counter()
             await expect(
                 connection,
@@ -345,10 +353,11 @@ async def run(
             server = ServerProcess(database_url, Path(folder) / "serve.log", auto_migrate="true")
             bare = BareServer(bare_url, 1, trips, Path(folder) / "bare.log")
             try:
-                url = await asyncio.to_thread(server.ready)
+                # Generous: on a busy machine migrating a fresh database takes a while.
+                url = await asyncio.to_thread(server.ready, 600)
                 bare_base = await asyncio.to_thread(bare.ready)
-                await serving(url)
-                await serving(bare_base)
+                await serving(url, within=600)
+                await serving(bare_base, within=600)
                 crowded = await windows(url, bare_base, seconds / rounds, pace_ms, rounds)
                 steps = await steps_at(url, STEP_POINTS, repeats)
             finally:
