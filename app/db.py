@@ -48,6 +48,7 @@ from sqlalchemy.util import greenlet_spawn
 
 from app.caches import LRU
 from app.errors import DatabaseUnavailableError, InvalidRequestError, ServiceError
+from app.recovery import DatabaseRecovery
 
 logger = logging.getLogger(__name__)
 
@@ -494,12 +495,14 @@ def is_unstorable_value(error: BaseException) -> bool:
     return isinstance(error, DBAPIError) and str(sqlstate or "").startswith("22")
 
 
-def _unavailable(error: BaseException) -> DatabaseUnavailableError:
+def _unavailable(error: BaseException, recovery: DatabaseRecovery) -> DatabaseUnavailableError:
     logger.warning("database unavailable: %s: %s", type(error).__name__, error)
+    recovery.unreachable()
+    wait = recovery.retry_after()
     return DatabaseUnavailableError(
-        "the database cannot be reached; retry after "
-        f"{DatabaseUnavailableError.retry_after_seconds} s (with the same Idempotency-Key, "
-        "so that a request whose answer was lost is not done twice)"
+        f"the database cannot be reached; retry after {wait} s (with the same "
+        "Idempotency-Key, so that a request whose answer was lost is not done twice)",
+        retry_after_seconds=wait,
     )
 
 
@@ -517,6 +520,7 @@ async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
     raises, except for errors that carry a record of their own (a rejected turn's audit row).
     A database that cannot be reached is a 503 with Retry-After, whatever the query."""
     sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+    recovery: DatabaseRecovery = request.app.state.database_recovery
     async with sessionmaker() as session:
         try:
             try:
@@ -532,11 +536,12 @@ async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
                 raise
             else:
                 await session.commit()
+                recovery.reachable()
         except ServiceError:
             raise
         except Exception as error:
             if is_database_unreachable(error):
-                raise _unavailable(error) from error
+                raise _unavailable(error, recovery) from error
             if is_unstorable_value(error):
                 raise InvalidRequestError(
                     f"the database refused a value of the request: {error.orig}"  # type: ignore[attr-defined]

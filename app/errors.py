@@ -105,12 +105,16 @@ class BudgetExceededError(ServiceError):
 
 
 class DatabaseUnavailableError(ServiceError):
-    """The database cannot be reached: nothing of the request was stored; try again."""
+    """The database cannot be reached: nothing of the request was stored; try again after
+    ``retry_after_seconds`` (what recovery takes, :mod:`app.recovery`)."""
 
     status_code = 503
     code = "database_unavailable"
-    retry_after_seconds = 2
-    headers = {"Retry-After": str(retry_after_seconds)}  # noqa: RUF012
+
+    def __init__(self, message: str, *, retry_after_seconds: int) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+        self.headers = {"Retry-After": str(retry_after_seconds)}
 
 
 @dataclass(frozen=True)

@@ -26,17 +26,13 @@ from app.caches import TTLCache
 from app.console.endpoints import router as console_router
 from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
-from app.errors import (
-    ERROR_RESPONSES,
-    DatabaseUnavailableError,
-    error_body,
-    install_error_handlers,
-)
+from app.errors import ERROR_RESPONSES, error_body, install_error_handlers
 from app.limits import BodySizeLimit, FinishDespiteHangUp
 from app.logs import configure_logging, install_request_logging
 from app.metrics import Metrics, install_metrics
 from app.proxy.endpoints import close_upstream_client
 from app.proxy.endpoints import router as drop_in_router
+from app.recovery import DatabaseRecovery
 from app.runtime import Runtime
 from app.search.endpoints import router as search_router
 from app.sessions.endpoints import router as sessions_router
@@ -232,6 +228,7 @@ def create_app(
         telemetry=FASTAPI_TELEMETRY,
     )
     app.state.runtime = runtime
+    app.state.database_recovery = DatabaseRecovery()
     install_error_handlers(app)
     # Innermost first. Whatever cancels a request (a server or a client transport on hang-up)
     # does so from outside, so its work is shielded innermost; the request line and metrics
@@ -263,15 +260,18 @@ def create_app(
     @app.get("/readyz", tags=["health"], responses={503: ERROR_RESPONSES[503]})
     async def readyz(request: Request) -> JSONResponse:
         """The database answers (503 ``database_unavailable`` with Retry-After when not)."""
+        recovery: DatabaseRecovery = request.app.state.database_recovery
         try:
             async with request.app.state.engine.connect() as connection:
                 await connection.execute(text("SELECT 1"))
         except Exception as error:
+            recovery.unreachable()
             return JSONResponse(
                 error_body("database_unavailable", f"the database does not answer: {error}"),
                 status_code=503,
-                headers=DatabaseUnavailableError.headers,
+                headers={"Retry-After": str(recovery.retry_after())},
             )
+        recovery.reachable()
         return JSONResponse({"status": "ready"})
 
     return app

@@ -44,6 +44,9 @@ FOLD_HEADROOM = 0.6
 #: session) the note itself may take.
 NOTE_SHARE = 0.125
 
+#: A note's lines by (assistant seq, call index, seqs of the call's results).
+LineCache = dict[tuple[int, int, tuple[int, ...]], str]
+
 
 def folded_mark(first: int, last: int) -> str:
     return f"{FOLDED_PREFIX}{first}-{last}"
@@ -116,12 +119,60 @@ def fold_older_steps(
         s for s in steps if s[0].turn_seq == current_turn_seq and s[0].seq not in in_groups
     ]
     target = int(room * (1 - FOLD_HEADROOM))
-    for count in range(1, len(candidates) + 1):
+    if not candidates:
+        return folded
+    lines: LineCache = {}
+
+    def fold_first(count: int) -> Folded:
         merged = sorted([*opened, *candidates[:count]], key=lambda step: step[0].seq)
-        folded = _apply(history, shown, [*kept, merged], counter, session_id, note_bound)
-        if sum(m.tokens for m in folded.history) <= target:
+        return _apply(history, shown, [*kept, merged], counter, session_id, note_bound, lines)
+
+    def fits(result: Folded) -> bool:
+        return sum(m.tokens for m in result.history) <= target
+
+    # The fewest steps (oldest first) whose folding brings the history to the target. Each
+    # fold renders and counts the whole note, so trying every count from one would cost the
+    # square of the turn's steps; the count is estimated from the steps' own tokens and
+    # their notes' lines, then checked, and moved one step at a time until it is the first
+    # that fits.
+    count = _estimated_count(candidates, folded, target, note_bound, shown, counter, lines)
+    folded = fold_first(count)
+    if fits(folded):
+        while count > 1:
+            fewer = fold_first(count - 1)
+            if not fits(fewer):
+                break
+            count, folded = count - 1, fewer
+        return folded
+    while count < len(candidates):
+        count += 1
+        folded = fold_first(count)
+        if fits(folded):
             break
     return folded
+
+
+def _estimated_count(
+    candidates: Sequence[list[HistoryMessage]],
+    unfolded: Folded,
+    target: int,
+    note_bound: int,
+    shown: Mapping[int, Any],
+    counter: TokenCounter,
+    lines: LineCache,
+) -> int:
+    """The first count of ``candidates`` whose folding should bring the history (``unfolded``:
+    as it is with none of them folded) within ``target``: each step's tokens leave, each of
+    its calls adds a line to a note that holds at most ``note_bound`` tokens."""
+    total = sum(m.tokens for m in unfolded.history)
+    note = 0
+    for count, step in enumerate(candidates, start=1):
+        total -= sum(m.tokens for m in step)
+        members = [shown[m.seq] for m in step]
+        note += sum(counter.count_text(line) + 1 for line in _lines(members, lines)[0])
+        if total + min(note, note_bound) <= target:
+            return count
+    return len(candidates)
 
 
 def _apply(
@@ -131,6 +182,7 @@ def _apply(
     counter: TokenCounter,
     session_id: str,
     note_bound: int,
+    lines: LineCache | None = None,
 ) -> Folded:
     views = dict(shown)
     notes: dict[int, HistoryMessage] = {}
@@ -139,7 +191,9 @@ def _apply(
     for steps in groups:
         members = [m for step in steps for m in step]
         first, last = members[0].seq, max(m.seq for m in members)
-        text = note_text([shown[m.seq] for m in members], session_id, counter, note_bound)
+        text = note_text(
+            [shown[m.seq] for m in members], session_id, counter, note_bound, line_cache=lines
+        )
         note = replace(
             shown[first],
             role="user",
@@ -185,17 +239,45 @@ def _call_line(call: Mapping[str, Any], result_seqs: Sequence[int]) -> str:
     return f"- {function.get('name', '?')} {arguments} → result seq {stored}"
 
 
-def note_text(messages: Sequence[Any], session_id: str, counter: TokenCounter, bound: int) -> str:
-    """The note for folded steps: one line per call, newest kept when over ``bound``."""
+def _lines(
+    messages: Sequence[Any], cache: LineCache | None
+) -> tuple[list[str], list[Mapping[str, Any]]]:
+    """The note's line for each call of ``messages``, and the calls, in order. A line
+    depends on its call and the seqs of its results among ``messages``: ``cache`` keeps
+    lines by (assistant seq, call index, result seqs) across the notes of one fold."""
     results: dict[str, list[int]] = {}
     for message in messages:
         if message.role == "tool" and message.tool_call_id:
             results.setdefault(message.tool_call_id, []).append(message.seq)
-    calls = [
-        call for message in messages if message.role == "assistant"
-        for call in message.tool_calls or ()
-    ]  # fmt: skip
-    lines = [_call_line(call, results.get(str(call.get("id")), [])) for call in calls]
+    lines: list[str] = []
+    calls: list[Mapping[str, Any]] = []
+    for message in messages:
+        if message.role != "assistant":
+            continue
+        for index, call in enumerate(message.tool_calls or ()):
+            stored = tuple(results.get(str(call.get("id")), ()))
+            key = (message.seq, index, stored)
+            line = cache.get(key) if cache is not None else None
+            if line is None:
+                line = _call_line(call, stored)
+                if cache is not None:
+                    cache[key] = line
+            lines.append(line)
+            calls.append(call)
+    return lines, calls
+
+
+def note_text(
+    messages: Sequence[Any],
+    session_id: str,
+    counter: TokenCounter,
+    bound: int,
+    *,
+    line_cache: LineCache | None = None,
+) -> str:
+    """The note for folded steps: one line per call, newest kept when over ``bound``
+    (``line_cache``: lines already made, see :func:`_lines`)."""
+    lines, calls = _lines(messages, line_cache)
     seqs = [m.seq for m in messages]
     head = (
         f"[Earlier steps of this turn, folded for room ({len(calls)} tool calls). Each result "

@@ -96,6 +96,11 @@ logger = logging.getLogger(__name__)
 #: New text (characters) past which a turn's decision is made in a worker thread: counting
 #: this much takes tens of milliseconds or more, which would hold every other request.
 HEAVY_TEXT_CHARS = 100_000
+#: Messages of the open turn (stored and new) past which the decision is made in a worker
+#: thread too: counting, setting aside and folding a long open turn take 10 ms and more at
+#: this size, against some 0.1 ms for the thread hop (bench/neighbours.py). A turn start's
+#: open turn is its one user message: however long the history, it stays on the loop.
+HEAVY_TURN_MESSAGES = 128
 
 
 @dataclass(frozen=True)
@@ -522,9 +527,14 @@ class TurnService:
 
     async def _decide(self, snapshot: Snapshot, resolved: SessionBudget) -> Decision:
         # The decision is pure CPU: a request bringing a lot of new text (counting it takes a
-        # good part of a second) has it made in a worker thread, so that other requests on
-        # this worker are served meanwhile; an ordinary turn does without the thread hop.
-        heavy = sum(len(content_text(m.content)) for m in snapshot.new) > HEAVY_TEXT_CHARS
+        # good part of a second), or deciding over a long open turn, has it made in a worker
+        # thread, so that other requests on this worker are served meanwhile; an ordinary
+        # turn does without the thread hop.
+        heavy = (
+            sum(m.turn_seq == snapshot.turn_seq for m in snapshot.stored) + len(snapshot.new)
+            > HEAVY_TURN_MESSAGES
+            or sum(len(content_text(m.content)) for m in snapshot.new) > HEAVY_TEXT_CHARS
+        )
         plan = (
             await off_the_loop(lambda: plan_assembly(snapshot))
             if heavy

@@ -221,3 +221,28 @@ async def test_hanging_up_at_any_point_of_a_step_leaves_whole_steps(
     stored_calls = [m["tool_call_id"] for m in steps[1::2]]
     assert len(set(stored_calls)) == len(stored_calls)
     assert set(answered) <= set(stored_calls)
+
+
+@pytest.mark.postgres
+async def test_retry_after_says_what_the_outage_has_taken_so_far(
+    proxied: RunningApp, proxy: CuttableProxy
+) -> None:
+    _, client = await proxied.start()
+    session = await create_session(client)
+    url = f"/v1/sessions/{session['id']}/turns"
+    proxy.cut()
+    first = await client.post(url, json=turn_body("hi"))
+    await asyncio.sleep(2.2)
+    later = await client.post(url, json=turn_body("hi"))
+    proxy.restore()
+    await start_turn(client, session["id"], "hi")  # recovered: it took some 2.2 s
+    proxy.cut()
+    next_outage = await client.post(url, json=turn_body("again"))
+    proxy.restore()
+
+    # delay-seconds (RFC 9110 §10.2.3): whole seconds, never 0 (a retry at once)
+    assert first.headers["retry-after"] == "1"
+    assert int(later.headers["retry-after"]) >= 3  # 2.2 s gone: as long again, rounded up
+    wait = next_outage.headers["retry-after"]
+    assert int(wait) >= 3  # the last recovery took 2.2 s and more
+    assert f"retry after {wait} s" in next_outage.json()["error"]["message"]

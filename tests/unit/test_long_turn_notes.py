@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import tiktoken
 
 from app.budget.assembly import chat_problems
 from app.budget.decision import Message
 from app.budget.long_turns import (
     ARGUMENTS_SHOWN,
+    _apply,
     fold_older_steps,
     folded_mark,
     note_text,
@@ -124,3 +126,38 @@ def test_the_note_cuts_arguments_names_stored_seqs_and_keeps_within_its_bound() 
     assert "earlier calls (read_file x" in tight
     # The newest calls keep their own lines.
     assert tight.splitlines()[-1] == roomy.splitlines()[-1]
+
+
+def fewest_steps_that_fit(
+    history: list[HistoryMessage], shown: dict[int, Message], *, room: int
+) -> frozenset[int]:
+    """What folds, by the rule itself: the fewest older steps, oldest first, that bring the
+    history to 40% of the room (all of them when none does)."""
+    latest = {m.seq for m in history[-3:]}
+    steps = [m.seq for m in history if m.calls_tools and m.seq not in latest]
+    for count in range(1, len(steps) + 1):
+        upto = steps[count] - 1 if count < len(steps) else min(latest) - 1
+        folded = _apply(
+            history, shown, [[
+                [m for m in history if m.seq == s or m.answers_seq == s]
+                for s in steps[:count]
+            ]], COUNTER, "s1", 400,
+        )  # fmt: skip
+        if sum(m.tokens for m in folded.history) <= int(room * 0.4):
+            return frozenset(range(steps[0], upto + 1))
+    return folded.seqs
+
+
+@pytest.mark.parametrize(
+    ("steps", "calls", "share"),
+    [(60, 1, 0.5), (60, 1, 0.8), (200, 1, 0.6), (12, 8, 0.5), (30, 3, 0.3), (5, 2, 0.1)],
+)
+def test_a_long_turn_folds_the_fewest_oldest_steps_that_leave_the_room_it_needs(
+    steps: int, calls: int, share: float
+) -> None:
+    history, shown = turn(steps, calls=calls)
+    room = int(sum(m.tokens for m in history) * share)
+
+    folded = fold(history, shown, room=room)
+
+    assert folded.seqs == fewest_steps_that_fit(history, shown, room=room)  # type: ignore[attr-defined]
