@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.budget.statements import Tier, is_correction, supersedes, tier
 from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem, render_summary
@@ -196,6 +197,13 @@ def split_sentences(text: str) -> list[str]:
     return [sentence for sentence in sentences if sentence]
 
 
+#: How many distinct texts the fold remembers what it read off (each cache below). A long
+#: session's summary holds hundreds of items and every fold weighs each of them again; what
+#: is read off an item depends on its text alone, so a fold pays only for the new.
+TEXTS_REMEMBERED = 32_768
+
+
+@lru_cache(maxsize=TEXTS_REMEMBERED)
 def _normalise(text: str) -> str:
     return _NORMALISE.sub(" ", text.lower()).strip()
 
@@ -207,6 +215,7 @@ def _clip(sentence: str) -> str:
     return sentence[: MAX_ITEM_CHARS - 1].rstrip() + "…"
 
 
+@lru_cache(maxsize=TEXTS_REMEMBERED)
 def _specificity(sentence: str) -> int:
     return (
         2 * bool(_NUMBER.search(sentence))
@@ -224,8 +233,9 @@ def _dense(sentence: str) -> bool:
     return specifics * _WORDS_PER_SPECIFIC >= len(sentence.split())
 
 
-def _content_words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4} - _COMMON
+@lru_cache(maxsize=TEXTS_REMEMBERED)
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4) - _COMMON
 
 
 def _takes_up(question: str, reply: str) -> bool:
@@ -431,8 +441,22 @@ def _newest(item: SummaryItem) -> int:
     return max(item.source_message_ids, default=-1)
 
 
+@lru_cache(maxsize=TEXTS_REMEMBERED)
+def _tier(text: str) -> int:
+    """The user's sentence's tier (:func:`app.budget.statements.tier`), judged once per text:
+    the rules are the code's, so a text's tier cannot change within a process."""
+    return int(tier(text))
+
+
+def forget_texts() -> None:
+    """Forget what the fold read off texts (the next fold reads everything again). The
+    outcome of a fold is the same either way; only its cost differs."""
+    for remembered in (_tier, _normalise, _specificity, _content_words):
+        remembered.cache_clear()
+
+
 def _user_entry(field: str, item: SummaryItem, *, carried: bool = False) -> _Entry:
-    return _Entry(field, item, int(tier(item.text)), 0, _newest(item), carried)
+    return _Entry(field, item, _tier(item.text), 0, _newest(item), carried)
 
 
 def _other_entry(field: str, kind: str, item: SummaryItem, score: int) -> _Entry:
