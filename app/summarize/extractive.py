@@ -453,6 +453,7 @@ def forget_texts() -> None:
     outcome of a fold is the same either way; only its cost differs."""
     for remembered in (_tier, _normalise, _specificity, _content_words):
         remembered.cache_clear()
+    _LINE_TOKENS.clear()
 
 
 def _user_entry(field: str, item: SummaryItem, *, carried: bool = False) -> _Entry:
@@ -656,6 +657,21 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
     return [entry for index, entry in sorted(result.items()) if index not in gone]
 
 
+#: Tokens of a summary's line by the counter's name (which names how it counts: encoding,
+#: scale, rules) and the line: a long summary's hundreds of lines are weighed at every fold.
+_LINE_TOKENS: dict[tuple[str, str], int] = {}
+
+
+def _line_tokens(counter: TokenCounter, counter_name: str, line: str) -> int:
+    key = (counter_name, line)
+    tokens = _LINE_TOKENS.get(key)
+    if tokens is None:
+        if len(_LINE_TOKENS) >= TEXTS_REMEMBERED:
+            _LINE_TOKENS.clear()
+        tokens = _LINE_TOKENS[key] = counter.count_text(line)
+    return tokens
+
+
 @dataclass
 class _Room:
     """What a summary has used of its target, counted line by line."""
@@ -664,13 +680,17 @@ class _Room:
     used: int = 0
     titled: set[str] | None = None
 
+    def __post_init__(self) -> None:
+        self.counter_name = self.counter.name
+
     def cost(self, entry: _Entry) -> int:
         # A line costs its text, its bullet and its line break; the first line of a section
         # also pays for the section's title.
         titled = self.titled if self.titled is not None else set()
-        cost = self.counter.count_text(f"- {entry.item.text}") + 1
+        cost = _line_tokens(self.counter, self.counter_name, f"- {entry.item.text}") + 1
         if entry.field not in titled:
-            cost += self.counter.count_text(f"{SECTION_TITLES[entry.field]}:") + 1
+            title = f"{SECTION_TITLES[entry.field]}:"
+            cost += _line_tokens(self.counter, self.counter_name, title) + 1
         return cost
 
     def take(self, entry: _Entry) -> None:
