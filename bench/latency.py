@@ -20,6 +20,7 @@ the history was ``put``. Each library size has a time budget; a size whose one r
 expected to exceed it is not run.
 
     python -m bench.latency [--sizes 10,100,1000,5000,10000] [--samples 50] [--quick]
+                            [--no-libraries]
 """
 
 from __future__ import annotations
@@ -409,6 +410,9 @@ def main() -> None:
     )
     parser.add_argument("--database-prefix", default="contextd_bench")
     parser.add_argument("--quick", action="store_true", help="sizes 10,100,1000, 15 samples")
+    parser.add_argument(
+        "--no-libraries", action="store_true", help="contextd and the bare stack only"
+    )
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.samples, args.warmup, args.library_seconds = [10, 100, 1000], 15, 3, 5.0
@@ -420,6 +424,7 @@ def main() -> None:
             args.database_url,
             args.database_prefix,
             args.library_seconds,
+            libraries=not args.no_libraries,
         )
     )
     print(f"input budget {results['input_budget']} tokens ({MODEL})")  # noqa: T201
