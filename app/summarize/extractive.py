@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from app.budget.statements import Tier, is_correction, supersedes, tier
-from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem, render_summary
+from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem
 from app.budget.tokens import TokenCounter
 from app.offload import off_the_loop
 from app.summarize.base import SourceMessage, SummaryRequest
@@ -810,7 +810,7 @@ def _within_target(
     which is never cut while anything else is left)."""
     counter, target = request.counter, request.target_tokens
     content = _content(narrative, [*users, *rest], left_out)
-    while counter.count_text(render_summary(content)) > target:
+    while content.tokens(counter) > target:
         told = head.removesuffix(".") + _notice(left_out) + "."
         if len(narrative) > len(told):
             narrative = told
@@ -827,7 +827,7 @@ def _within_target(
             count = f"{len(left_out)} user statement(s) left out for room." if left_out else ""
             narrative = count if len(narrative) > len(count) else _fit(narrative, target, counter)
             content = _content(narrative, [], left_out)
-            if counter.count_text(render_summary(content)) <= target or not narrative:
+            if content.tokens(counter) <= target or not narrative:
                 break
             narrative = _fit(narrative, target, counter)
         content = _content(narrative, [*users, *rest], left_out)
