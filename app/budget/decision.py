@@ -539,7 +539,7 @@ def accept_summary(
     rendered = render_summary(content)
     if not rendered.strip():
         return None
-    tokens = counter.count_text(rendered)
+    tokens = content.tokens(counter)
     if tokens > target_tokens:
         return None
     return NewSummary(

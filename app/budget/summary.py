@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.budget.tokens import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,20 @@ class SummaryContent:
             for item in (*self.key_facts, *self.decisions, *self.open_questions)
             for message_id in item.source_message_ids
         )
+
+    def tokens(self, counter: TokenCounter) -> int:
+        """Tokens of the rendered summary by ``counter``: counted once per way of counting
+        (the counter's name), so that the summariser's check against its target and the
+        assembly's acceptance of the summary count it once between them."""
+        name = counter.name
+        known = self._token_counts.get(name)
+        if known is None:
+            known = self._token_counts[name] = counter.count_text(self.rendered)
+        return known
+
+    @cached_property
+    def _token_counts(self) -> dict[str, int]:
+        return {}
 
     @cached_property
     def rendered(self) -> str:

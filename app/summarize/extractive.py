@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.budget.statements import Tier, is_correction, supersedes, tier
-from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem, render_summary
+from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem
 from app.budget.tokens import TokenCounter
 from app.offload import off_the_loop
 from app.summarize.base import SourceMessage, SummaryRequest
@@ -196,6 +197,13 @@ def split_sentences(text: str) -> list[str]:
     return [sentence for sentence in sentences if sentence]
 
 
+#: How many distinct texts the fold remembers what it read off (each cache below). A long
+#: session's summary holds hundreds of items and every fold weighs each of them again; what
+#: is read off an item depends on its text alone, so a fold pays only for the new.
+TEXTS_REMEMBERED = 32_768
+
+
+@lru_cache(maxsize=TEXTS_REMEMBERED)
 def _normalise(text: str) -> str:
     return _NORMALISE.sub(" ", text.lower()).strip()
 
@@ -207,6 +215,7 @@ def _clip(sentence: str) -> str:
     return sentence[: MAX_ITEM_CHARS - 1].rstrip() + "…"
 
 
+@lru_cache(maxsize=TEXTS_REMEMBERED)
 def _specificity(sentence: str) -> int:
     return (
         2 * bool(_NUMBER.search(sentence))
@@ -224,8 +233,9 @@ def _dense(sentence: str) -> bool:
     return specifics * _WORDS_PER_SPECIFIC >= len(sentence.split())
 
 
-def _content_words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4} - _COMMON
+@lru_cache(maxsize=TEXTS_REMEMBERED)
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4) - _COMMON
 
 
 def _takes_up(question: str, reply: str) -> bool:
@@ -431,8 +441,23 @@ def _newest(item: SummaryItem) -> int:
     return max(item.source_message_ids, default=-1)
 
 
+@lru_cache(maxsize=TEXTS_REMEMBERED)
+def _tier(text: str) -> int:
+    """The user's sentence's tier (:func:`app.budget.statements.tier`), judged once per text:
+    the rules are the code's, so a text's tier cannot change within a process."""
+    return int(tier(text))
+
+
+def forget_texts() -> None:
+    """Forget what the fold read off texts (the next fold reads everything again). The
+    outcome of a fold is the same either way; only its cost differs."""
+    for remembered in (_tier, _normalise, _specificity, _content_words):
+        remembered.cache_clear()
+    _LINE_TOKENS.clear()
+
+
 def _user_entry(field: str, item: SummaryItem, *, carried: bool = False) -> _Entry:
-    return _Entry(field, item, int(tier(item.text)), 0, _newest(item), carried)
+    return _Entry(field, item, _tier(item.text), 0, _newest(item), carried)
 
 
 def _other_entry(field: str, kind: str, item: SummaryItem, score: int) -> _Entry:
@@ -632,6 +657,21 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
     return [entry for index, entry in sorted(result.items()) if index not in gone]
 
 
+#: Tokens of a summary's line by the counter's name (which names how it counts: encoding,
+#: scale, rules) and the line: a long summary's hundreds of lines are weighed at every fold.
+_LINE_TOKENS: dict[tuple[str, str], int] = {}
+
+
+def _line_tokens(counter: TokenCounter, counter_name: str, line: str) -> int:
+    key = (counter_name, line)
+    tokens = _LINE_TOKENS.get(key)
+    if tokens is None:
+        if len(_LINE_TOKENS) >= TEXTS_REMEMBERED:
+            _LINE_TOKENS.clear()
+        tokens = _LINE_TOKENS[key] = counter.count_text(line)
+    return tokens
+
+
 @dataclass
 class _Room:
     """What a summary has used of its target, counted line by line."""
@@ -640,13 +680,17 @@ class _Room:
     used: int = 0
     titled: set[str] | None = None
 
+    def __post_init__(self) -> None:
+        self.counter_name = self.counter.name
+
     def cost(self, entry: _Entry) -> int:
         # A line costs its text, its bullet and its line break; the first line of a section
         # also pays for the section's title.
         titled = self.titled if self.titled is not None else set()
-        cost = self.counter.count_text(f"- {entry.item.text}") + 1
+        cost = _line_tokens(self.counter, self.counter_name, f"- {entry.item.text}") + 1
         if entry.field not in titled:
-            cost += self.counter.count_text(f"{SECTION_TITLES[entry.field]}:") + 1
+            title = f"{SECTION_TITLES[entry.field]}:"
+            cost += _line_tokens(self.counter, self.counter_name, title) + 1
         return cost
 
     def take(self, entry: _Entry) -> None:
@@ -766,7 +810,7 @@ def _within_target(
     which is never cut while anything else is left)."""
     counter, target = request.counter, request.target_tokens
     content = _content(narrative, [*users, *rest], left_out)
-    while counter.count_text(render_summary(content)) > target:
+    while content.tokens(counter) > target:
         told = head.removesuffix(".") + _notice(left_out) + "."
         if len(narrative) > len(told):
             narrative = told
@@ -783,7 +827,7 @@ def _within_target(
             count = f"{len(left_out)} user statement(s) left out for room." if left_out else ""
             narrative = count if len(narrative) > len(count) else _fit(narrative, target, counter)
             content = _content(narrative, [], left_out)
-            if counter.count_text(render_summary(content)) <= target or not narrative:
+            if content.tokens(counter) <= target or not narrative:
                 break
             narrative = _fit(narrative, target, counter)
         content = _content(narrative, [*users, *rest], left_out)
