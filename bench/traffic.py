@@ -837,8 +837,13 @@ def _facts(rng: random.Random, first_half: int) -> list[Fact]:
         before = rng.randint(1, first_half - 12)
         dated.append(Fact("corrected", old, before, rng.choice(originals).format(old=old)))
         if rng.random() < 0.3:
-            # Said right after, the way one fixes a slip: no need to say what it revises.
-            later, fix = before + rng.randint(1, _BARE_WITHIN), rng.choice(bare)
+            # Said right after, the way one fixes a slip, in a message of its own: no need to
+            # say what it revises.
+            taken = {fact.turn for fact in dated}
+            later = before + rng.randint(1, _BARE_WITHIN)
+            while later in taken:
+                later += 1
+            fix = rng.choice(bare)
         else:
             later, fix = rng.randint(before + 1, first_half), rng.choice(fixes)
         dated.append(Fact("correction", new, later, fix.format(old=old, new=new), old))
