@@ -166,7 +166,7 @@ _COMMON_TEXT = (
     "earlier before mean oops turns out going doing plans plan works better sure got cut took "
     "over takes taking pushed back fine ok okay yeah hey guess think should would could can "
     "will has have had does did please pls thanks btw fyi still end early late mid past "
-    "beginning start middle"
+    "beginning start middle every each day days daily weekly monthly today"
 )
 _COMMON = frozenset(_COMMON_TEXT.split())
 
