@@ -1,17 +1,17 @@
 """What the last prompt of a long, realistic session still holds of what the user said.
 
 Sessions of bench/traffic.py (250 to 300 turns, a tool-using agent on gpt-4's 8k context,
-about thirty user-stated facts of thirteen kinds in the first half, corrections among them)
+about forty user-stated facts of fourteen kinds in the first half, corrections among them)
 run through contextd in-process (the real app over ASGI, on SQLite, or a fresh Postgres
 database). Per kind: the share of facts whose value the last prompt holds (in the summary or
 raw); per correction: whether the new value is there, and whether any line of the prompt
 presents the old value without the new one ("old as current"). Also: prompts over budget
 (counted independently with tiktoken) and the largest summary's share of the budget.
 
-Seeds are split: the summariser was tuned on the tuning seeds (0-4); the reporting seeds
-(400-409) were never looked at while tuning. Seeds 100-109, 200-209 and 300-309 were
-reporting seeds before; their failures were seen and fixed, so they count as tuned on
-("looked-at").
+Seeds are split: the summariser was tuned on the tuning seeds (0-9); the reporting seeds
+(700-709) were never looked at while tuning. Seeds 100-109, 200-209, 300-309 and 400-409
+were reporting seeds of the narrower generator before; their failures were seen and fixed,
+so they count as tuned on ("looked-at").
 
     python -m bench.summary_retention [--seeds tuning|reporting|looked-at|0,1,…]
                                       [--summarizer llm]

@@ -1,11 +1,17 @@
 """Realistic, varied sessions for tuning and reporting what the summary keeps of the user.
 
 A session is a tool-using agent on an 8k model, 250 to 300 turns. In its first half the user
-states about thirty facts of many kinds, in many registers: the name they go by (accented and
-non-Latin ones too), places, their people, preferences, constraints, who owns what (no I, my
-or we), facts inside questions and requests, deadlines and amounts in words, long lower-case
-messages without punctuation, several languages, and corrections that revise an earlier fact
-("actually, not X — Y"). Around them the user makes routine requests (grep this trace, rerun
+states about forty facts of many kinds, in many registers, written as people write to an
+agent rather than to fit any rule: the name they go by (accented and non-Latin ones too),
+places, their people, preferences, constraints, who owns what (no I, my or we), facts inside
+questions ("should I book the Kraków office, since that's where Anselm's team sits?") and
+inside requests of many shapes ("pls forward the incident report to Ottoline in legal"),
+deadlines and amounts in words, long lower-case messages without punctuation with the fact in
+the middle, statements in a dozen languages and five scripts (French, German, Spanish,
+Portuguese, Italian, Polish, Dutch, Russian, Japanese, Chinese, Korean), and corrections of
+many phrasings: naming the old value or not, "instead", "scratch that", "forget what I said
+about …", "… is now …", in other languages, and bare ones said right after the slip ("make
+that Thursday instead"). Around them the user makes routine requests (grep this trace, rerun
 that job) and small talk, the assistant answers in prose of many shapes, and tools return
 logs, JSON, tables, CSV, diffs and stack traces full of ids, numbers and other people's names
 and cities.
@@ -14,9 +20,9 @@ Every fact has a probe (the value that must be in the last prompt, in the summar
 a correction also has the old value, which must never be presented as current: a line of the
 prompt that holds the old value and not the new one counts against it.
 
-The rules of the summariser were tuned on :data:`TUNING_SEEDS` (and, once, on
-:data:`LOOKED_AT_SEEDS`); :data:`REPORTING_SEEDS` were never looked at while tuning.
-Only the standard library is used.
+The rules of the summariser were tuned on :data:`TUNING_SEEDS` (and, before this generator
+was widened, on :data:`LOOKED_AT_SEEDS`); :data:`REPORTING_SEEDS` were never looked at while
+tuning. Only the standard library is used.
 """
 
 from __future__ import annotations
@@ -32,11 +38,12 @@ SYSTEM = (
     "You are a platform engineering assistant for a small team. Use the tools to look "
     "things up before you answer, and keep answers short."
 )
-TUNING_SEEDS = (0, 1, 2, 3, 4)
+TUNING_SEEDS = tuple(range(10))
 #: Reported, then looked at (corrections' old values stayed current, facts run on in one
-#: message were lost with a correction): tuned on since, so no longer held out.
-LOOKED_AT_SEEDS = (*range(100, 110), *range(200, 210), *range(300, 310))
-REPORTING_SEEDS = tuple(range(400, 410))
+#: message were lost with a correction), on the narrower generator before this one: tuned on
+#: since, so no longer held out.
+LOOKED_AT_SEEDS = (*range(100, 110), *range(200, 210), *range(300, 310), *range(400, 410))
+REPORTING_SEEDS = tuple(range(700, 710))
 
 #: The kinds of facts, in the order reports list them.
 FACT_KINDS = (
@@ -47,6 +54,7 @@ FACT_KINDS = (
     "preference",
     "constraint",
     "ownership",
+    "inside a question",
     "inside a request",
     "deadline in words",
     "number in words",
@@ -90,6 +98,9 @@ _UNICODE_NAMES = (
     "Çağla",
     "たかし",
     "Jörg",
+    "Aoife",
+    "Bích",
+    "Ülkü",
 )
 _PEOPLE = (
     "Marguerite",
@@ -108,6 +119,11 @@ _PEOPLE = (
     "Esperanza",
     "Leopoldine",
     "Cuthbert",
+    "Gwendolyn",
+    "Casimir",
+    "Ottoline",
+    "Florentyna",
+    "Barnabas",
 )
 _PLACES = (
     "Kraków",
@@ -124,6 +140,10 @@ _PLACES = (
     "Kaunas",
     "Zaragoza",
     "Dunedin",
+    "Tbilisi",
+    "Medellín",
+    "Tallinn",
+    "Bratislava",
 )
 _RELATIONS = (
     "manager",
@@ -143,6 +163,8 @@ _PREFERENCES = (
     ("squash merges", "squash merges over merge commits"),
     ("dark mode screenshots", "dark mode screenshots in the docs"),
     ("tabs", "tabs over spaces in the Makefiles"),
+    ("ISO dates", "ISO dates in every report"),
+    ("short commit subjects", "short commit subjects, under fifty characters"),
 )
 _CONSTRAINTS = (
     ("release-train", "never push straight to the release-train branch"),
@@ -152,6 +174,10 @@ _CONSTRAINTS = (
     ("staging-eu", "keep staging-eu untouched until the audit is over"),
     ("root account", "never use the root account for anything scripted"),
     ("cron on the bastion", "nothing new goes into cron on the bastion host"),
+    ("read replicas", "reports only run against the read replicas, not the primary"),
+    ("business hours", "the primary is not restarted during business hours"),
+    ("phones home", "nothing that phones home, the client audits outbound traffic"),
+    ("us-east-1", "stay out of us-east-1, that account is frozen"),
 )
 _THINGS = (
     "billing service",
@@ -182,15 +208,24 @@ _AMOUNTS = (
         (
             "the budget for the cluster is forty thousand euros, not a cent more",
             "Keep the whole migration under forty thousand dollars.",
+            "finance gave us forty thousand for the year, can you keep the forecast under that?",
         ),
     ),
     (
         "twelve engineers",
-        ("we have twelve engineers on the pager rotation", "the org is twelve engineers total"),
+        (
+            "we have twelve engineers on the pager rotation",
+            "the org is twelve engineers total",
+            "with only twelve engineers is a weekly on-call even fair?",
+        ),
     ),
     (
         "three hundred nodes",
-        ("the fleet is three hundred nodes at peak", "prod peaks at three hundred nodes"),
+        (
+            "the fleet is three hundred nodes at peak",
+            "prod peaks at three hundred nodes",
+            "size the alerts for three hundred nodes, thats our peak",
+        ),
     ),
     (
         "eighty dollars",
@@ -214,6 +249,13 @@ _AMOUNTS = (
         ),
     ),
     ("ninety days", ("retention for the logs is ninety days", "we keep audit logs ninety days")),
+    (
+        "six weeks",
+        (
+            "the freeze lasts six weeks so plan the upgrades around it",
+            "could we fit the upgrade in before the freeze? it is six weeks long",
+        ),
+    ),
 )
 _ARCHITECTURES = (
     "arm64 graviton boxes",
@@ -222,7 +264,10 @@ _ARCHITECTURES = (
     "a single availability zone",
     "bare metal in the colo",
     "windows server 2019",
+    "postgres eleven",
+    "an on-prem kafka",
 )
+#: (probe, language, sentence): statements and questions in other languages and scripts.
 _FOREIGN = (
     ("Chantal", "fr", "Ma responsable s'appelle {v}, elle valide toutes les mises en prod."),
     ("Straßburg", "de", "Unser Büro ist seit Januar in {v}, nicht mehr in der Zentrale."),
@@ -231,6 +276,21 @@ _FOREIGN = (
     ("lunedì", "it", "Il rilascio si fa sempre di {v} mattina, mai di venerdì."),
     ("Wrocław", "pl", "Nasze drugie biuro jest we {v}, tam siedzi cały zespół QA."),
     ("Utrecht", "nl", "Het datacenter staat in {v}, dus latency naar de VS is hoog."),
+    ("札幌", "ja", "うちのインフラチームは{v}にいるので、朝早くの連絡は避けてください。"),
+    ("高橋", "ja", "本番環境へのデプロイは{v}さんの承認が必要です"),
+    # Chinese is written with full-width commas, and Russian with Cyrillic letters.
+    ("李娜", "zh", "这个项目的负责人是{v}，有问题直接找她。"),  # noqa: RUF001
+    ("成都", "zh", "我们的测试服务器都在{v}，所以延迟会比较高"),  # noqa: RUF001
+    ("Новосибирск", "ru", "Резервный дата-центр у нас в {v}, не забудь про часовой пояс."),  # noqa: RUF001
+    ("부산", "ko", "다음 달 워크숍은 {v}에서 열려요."),
+    ("Annecy", "fr", "tu peux réserver une salle à {v} pour jeudi ? toute l'équipe sera là-bas"),
+    ("Ewelina", "pl", "możesz przypomnieć wszystkim, że budżet zatwierdza {v}?"),
+    (
+        "Dortmund",
+        "de",
+        "kannst du den Kunden fragen, ob das Meeting in {v} bleibt? da sitzt deren IT",
+    ),
+    ("Cádiz", "es", "¿puedes mandarle el informe a Lucía? ella coordina todo desde {v}"),
 )
 _DISTRACTOR_PEOPLE = ("Alice Brandt", "Marta Kowalska", "Kenji Watanabe", "Omar Haddad")
 _DISTRACTOR_CITIES = ("Frankfurt", "Dublin", "Singapore", "Ohio", "Tokyo", "Virginia")
@@ -241,52 +301,106 @@ _NAME = (
     "you can call me {v}",
     "name's {v}. sign the status reports with that please",
     "Please address me as {v} in anything you draft.",
+    "everyone just calls me {v}",
+    "i go by {v} at work, the account name is my legal one",
+    "{v} here, I'm the one who'll be bugging you this week",
+    "oh and sign anything you draft for me as {v}",
+)
+_UNICODE_NAME = (
+    "{v} is on the platform team with me",
+    "the contractor helping us is {v}",
+    "our designer is {v}, send mockups there",
+    "Please credit {v} in the release notes.",
+    "ask {v} about the vpn, they set it up",
+    "i think {v} already fixed that in staging last week",
+    "cc {v} on the incident report",
+    "{v} joined the data team on monday, be nice",
 )
 _PLACE = (
     "I'm working from {v} this month, so mornings are early for me.",
     "our new office is in {v}",
-    "the whole ops team sits in {v} now",
+    "the whole ops team sits in {v}",
     "heads up: the customer's data has to stay in {v}",
+    "im flying to {v} tomorrow so ill be slow to reply",
+    "we're hosting the hackathon in {v} this year",
+    "the pilot customer is headquartered in {v}",
+    "most of our users are around {v}, so optimise for that region",
 )
 _RELATION = (
     "my {r} is {v}, loop her in on anything risky",
     "{v} is my {r}, by the way",
     "fyi {v} — my {r} — signs off on the budget",
     "I report to {v}; they're my {r}.",
+    "{v} (my {r}) wants weekly updates on this",
+    "talked to my {r} {v} this morning and she's fine with the plan",
+    "if i'm out, ask {v}, my {r}, she knows the whole setup",
+    "ugh my {r} {v} keeps asking for the numbers",
 )
 _PREFERENCE = (
     "I prefer {v}.",
     "i'd rather have {v}",
     "Please use {v} from now on.",
     "small thing but I really like {v}",
+    "could you stick to {v}? easier for me",
+    "{v} please, always",
 )
 _CONSTRAINT = (
     "Rule: {v}.",
     "one thing — {v}",
     "please remember {v}",
     "hard rule from security: {v}",
+    "whatever you do, {v}",
+    "just so you know, {v}",
+    "the client was very clear: {v}",
+    "{v}. learned that one the hard way",
 )
 _OWNERSHIP = (
     "{p} owns the {t}.",
     "the {t} belongs to {p}'s team",
-    "{t} is {p}'s responsibility now",
+    "{t} is {p}'s responsibility",
     "{p} handles the {t}, ask there first",
     "anything about the {t} goes through {p}",
+    "if the {t} breaks it's {p} you want",
+    "{p} looks after the {t} since the reorg",
 )
+#: A fact inside a question: ``{p}`` a person and ``{c}`` a place; the first named is the probe.
+_IN_QUESTION = (
+    "should I book the {c} office for the offsite, since that's where {p}'s team sits?",
+    "is it fine to tell the vendor that {p} is our contact for billing from now on?",
+    "do you think we could run the demo out of {c}? all of the client's people are based there",
+    "since {p} is on leave next week, who should sign off on the release?",
+    "what time is it in {c} right now? our on-call engineer is there and i don't want to wake them",
+    "would {p} be the right reviewer here, she wrote the original scheduler?",
+    "can we even keep backups in {c} with the data residency rules the client has?",
+    "how do i tell {p} that the migration slipped, she's the one who promised it to the board",
+    "given that {p} approves every schema change, should we ping them before the migration?",
+    "is the {c} region big enough for the pilot? that's where the customer is",
+)
+#: A fact inside a request, of many shapes.
 _IN_REQUEST = (
     "can you remind the team that {p} is out until the twentieth?",
     "could you draft a note saying the kickoff is in {c} this year",
-    "since {p} approves all schema changes, should we ping them before the migration?",
-    "can you check whether the {c} region has capacity — that's where the pilot customer is",
     "when you write the runbook, mention that {p} is the escalation contact",
-    "would it make sense to cache more, given the dashboards are only read from {c}?",
+    "draft an email to {p} about the renewal, she's the one who negotiates with the vendor",
+    "please add {p} as a reviewer, he owns the auth code",
+    "put {c} as the location on the retro invite",
+    "set up a reminder for me to call {p} about the contract",
+    "write the changelog entry and thank {p} for the fix",
+    "pls forward the incident report to {p} in legal",
+    "update the README so it says the support team is in {c}",
+    "ping {p} when the build is green, she's waiting on it to cut the release",
+    "open a ticket for {p}'s team about the flaky export, they maintain it",
 )
 _DEADLINE = (
     "{j} has to be finished {v}.",
     "heads up, {j} is due {v}",
     "we promised {j} {v}",
     "legal wants {j} wrapped up {v}, no slipping",
+    "can we get {j} done {v}? that's what i told the board",
+    "{j} needs to land {v} or we lose the slot",
 )
+#: Long lower-case messages without punctuation, the fact somewhere in the middle:
+#: ``{v}`` an architecture, ``{p}`` a person, ``{c}`` a place.
 _RAMBLING = (
     "so yeah i was talking to the folks upstairs and it turns out the whole thing has to run "
     "on {v} because thats what security signed off on last year so keep that in mind when you "
@@ -296,49 +410,109 @@ _RAMBLING = (
     "something else",
     "honestly i dont love it but after all the back and forth we are going with {v} for prod "
     "and nobody wants to reopen that discussion so lets just build around it",
+    "ok so i just got off a call that was mostly nothing but the one thing you should know is "
+    "{p} is taking over the vendor account from next week so anything contract related goes to "
+    "them now anyway how are the builds looking",
+    "sorry for the wall of text but ive been thinking about this all morning and the real "
+    "problem is the staging cluster lives in {c} and everything we test there gets extra "
+    "latency so the numbers we have been staring at are kind of meaningless",
+    "right so recap from the planning meeting nothing decided on the roadmap yet lots of "
+    "arguing about priorities but {p} will run the incident reviews from now on which i think "
+    "is good and otherwise same as before i guess",
+    "not sure if this matters but the reason the old dashboards look weird is that half the "
+    "traffic used to come through {c} before we moved the cdn and the graphs never got "
+    "relabelled so dont trust anything before june",
+    "i keep forgetting to mention this but the reason we cant just upgrade is {v} and the "
+    "vendor wont support anything newer until they finish their own migration which could be "
+    "ages",
 )
-#: (kind of value, original phrasing, correction phrasings naming the old value or not).
+#: (kind of value, original phrasings, corrections that say what they revise (naming the old
+#: value or not), bare corrections that only make sense right after the original).
 _CORRECTABLE = (
     (
         "place",
-        "the offsite is in {old} this year",
+        (
+            "the offsite is in {old} this year",
+            "we're doing the offsite in {old}, venue is booked",
+            "offsite's in {old} btw",
+        ),
         (
             "actually, not {old} — the offsite moved to {new}",
             "correction: the offsite is in {new}, not {old}",
             "scratch that, offsite is {new} now",
+            "forget what I said about the offsite, it's going to be in {new}",
+            "change of plans, we're doing the offsite in {new} instead",
+            "the offsite is now in {new}",
+            "en fait l'offsite sera à {new}, pas à {old}",
+            "Korrektur: das Offsite ist in {new}",
         ),
+        ("make that {new} instead", "sorry, {new}, not {old}", "no wait — {new}"),
     ),
     (
         "deadline",
-        "the pentest report is due {old}",
+        ("the pentest report is due {old}", "pentest report has to be in by {old}"),
         (
             "actually the pentest report is due {new}, not {old}",
             "update: pentest report moved to {new}",
+            "they pushed the pentest report back to {new}",
+            "the pentest deadline is {new} now",
+            "ignore what i said about the pentest report date, it's {new}",
         ),
+        ("make that {new} instead", "sorry, i meant {new}"),
     ),
     (
         "owner",
-        "{old} owns the payments dashboard",
+        ("{old} owns the payments dashboard", "the payments dashboard is {old}'s"),
         (
             "correction: {new} owns the payments dashboard now, not {old}",
             "actually it's {new} who owns the payments dashboard",
+            "{new} took over the payments dashboard from {old}",
+            "forget what I said about the payments dashboard, {new} has it",
+            "the payments dashboard is {new}'s now",
         ),
+        ("sorry, i mean {new}, not {old}", "oops, {new} i mean"),
     ),
     (
         "amount",
-        "the load test budget is {old}",
+        ("the load test budget is {old}", "we got {old} for the load test"),
         (
             "wait, I got that wrong — the load test budget is {new}, not {old}",
             "sorry, load test budget is actually {new}",
+            "the load test budget got cut to {new}",
+            "load test budget: {new}, finance just confirmed",
         ),
+        ("make that {new}", "sorry, {new} not {old}"),
     ),
     (
         "person",
-        "the new hire starting next month is {old}",
+        ("the new hire starting next month is {old}", "our new hire is called {old}"),
         (
             "my mistake, the new hire is {new}, not {old}",
             "correction: the new hire's name is {new}",
+            "turns out the new hire is {new}, hr mixed up the names",
+            "hr says the new hire is actually {new}",
         ),
+        ("sorry, {new}, not {old}",),
+    ),
+    (
+        "day",
+        ("the retro is on {old} this sprint", "let's keep the retro on {old}"),
+        (
+            "let's move the retro to {new}",
+            "retro's on {new} from now on",
+            "the retro is on {new} now, not {old}",
+        ),
+        ("make that {new} instead", "actually {new} works better"),
+    ),
+    (
+        "time",
+        ("standup is at {old} every day", "daily standup is {old}"),
+        (
+            "standup moved to {new}",
+            "we're doing standup at {new} from now on",
+            "scratch what I said earlier, standup is at {new}",
+        ),
+        ("make that {new} instead", "no wait, {new}"),
     ),
 )
 _CORRECTION_VALUES = {
@@ -353,7 +527,11 @@ _CORRECTION_VALUES = {
     "owner": ("Ravindra", "Sunniva", "Octavian", "Philomena", "Gustavo"),
     "amount": ("nine thousand euros", "fifteen thousand euros", "six thousand euros"),
     "person": ("Evangeline", "Bartosz", "Nkechi", "Lorcan"),
+    "day": ("Tuesday", "Wednesday", "Thursday"),
+    "time": ("half past nine", "ten fifteen", "eleven sharp"),
 }
+#: How many turns after the original a correction that does not say what it revises comes.
+_BARE_WITHIN = 2
 
 _ROUTINE = (
     "grep the logs for trace {hex}",
@@ -592,65 +770,83 @@ def _facts(rng: random.Random, first_half: int) -> list[Fact]:
     def place() -> str:
         return places.pop()
 
-    facts: list[tuple[str, str, str, str | None]] = []  # kind, probe, text, old
+    facts: list[tuple[str, str, str]] = []  # kind, probe, text
 
-    def add(kind: str, probe: str, text: str, old: str | None = None) -> None:
-        facts.append((kind, probe, text, old))
+    def add(kind: str, probe: str, text: str) -> None:
+        facts.append((kind, probe, text))
+
+    def with_people_and_places(kind: str, template: str) -> None:
+        """A template naming a person ``{p}``, a place ``{c}`` or both: the first named is
+        the probe."""
+        p, c = person(), place()
+        probe = (
+            p
+            if template.find("{p}") >= 0
+            and (template.find("{c}") < 0 or template.find("{p}") < template.find("{c}"))
+            else c
+        )
+        add(kind, probe, template.format(p=p, c=c))
 
     v = rng.choice(_LATIN_NAMES)
     add("name", v, rng.choice(_NAME).format(v=v))
     for v in rng.sample(_UNICODE_NAMES, 3):
-        template = rng.choice(
-            (
-                "{v} is on the platform team with me",
-                "the contractor helping us is {v}",
-                "our designer is {v}, send mockups there",
-                "Please credit {v} in the release notes.",
-            )
-        )
-        add("unicode name", v, template.format(v=v))
-    for _ in range(2):
+        add("unicode name", v, rng.choice(_UNICODE_NAME).format(v=v))
+    for template in rng.sample(_PLACE, 2):
         v = place()
-        add("place", v, rng.choice(_PLACE).format(v=v))
-    for r in rng.sample(_RELATIONS, 3):
+        add("place", v, template.format(v=v))
+    for r, template in zip(rng.sample(_RELATIONS, 3), rng.sample(_RELATION, 3), strict=True):
         v = person()
-        add("relation", v, rng.choice(_RELATION).format(v=v, r=r))
-    for probe, v in rng.sample(_PREFERENCES, 3):
-        add("preference", probe, rng.choice(_PREFERENCE).format(v=v))
-    for probe, v in rng.sample(_CONSTRAINTS, 3):
-        add("constraint", probe, rng.choice(_CONSTRAINT).format(v=v))
-    for thing in rng.sample(_THINGS, 3):
+        add("relation", v, template.format(v=v, r=r))
+    for (probe, v), template in zip(
+        rng.sample(_PREFERENCES, 3), rng.sample(_PREFERENCE, 3), strict=True
+    ):
+        add("preference", probe, template.format(v=v))
+    for (probe, v), template in zip(
+        rng.sample(_CONSTRAINTS, 3), rng.sample(_CONSTRAINT, 3), strict=True
+    ):
+        add("constraint", probe, template.format(v=v))
+    for thing, template in zip(rng.sample(_THINGS, 3), rng.sample(_OWNERSHIP, 3), strict=True):
         v = person()
-        add("ownership", v, rng.choice(_OWNERSHIP).format(p=v, t=thing))
-    for template in rng.sample(_IN_REQUEST, 2):
-        v = person() if "{p}" in template else place()
-        add("inside a request", v, template.format(p=v, c=v))
+        add("ownership", v, template.format(p=v, t=thing))
+    for template in rng.sample(_IN_QUESTION, 3):
+        with_people_and_places("inside a question", template)
+    for template in rng.sample(_IN_REQUEST, 3):
+        with_people_and_places("inside a request", template)
     for v, job in zip(rng.sample(_DEADLINES, 2), rng.sample(_PROJECTS, 2), strict=True):
         add("deadline in words", v, rng.choice(_DEADLINE).format(v=v, j=job))
     for probe, sentences in rng.sample(_AMOUNTS, 2):
         add("number in words", probe, rng.choice(sentences))
-    for template, v in zip(rng.sample(_RAMBLING, 2), rng.sample(_ARCHITECTURES, 2), strict=True):
-        add("rambling", v, template.format(v=v))
-    for probe, _, template in rng.sample(_FOREIGN, 2):
+    architectures = list(rng.sample(_ARCHITECTURES, 3))
+    for template in rng.sample(_RAMBLING, 3):
+        if "{v}" in template:
+            v = architectures.pop()
+            add("rambling", v, template.format(v=v))
+        else:
+            with_people_and_places("rambling", template)
+    for probe, _, template in rng.sample(_FOREIGN, 3):
         add("other language", probe, template.format(v=probe))
     # Order the plain facts in time; corrections come after what they correct.
     rng.shuffle(facts)
-    turns = sorted(rng.sample(range(1, first_half), len(facts) + 5))
+    turns = sorted(rng.sample(range(1, first_half), len(facts)))
     dated = [
-        Fact(kind, probe, turn, text, old)
-        for (kind, probe, text, old), turn in zip(facts, turns, strict=False)
+        Fact(kind, probe, turn, text)
+        for (kind, probe, text), turn in zip(facts, turns, strict=True)
     ]
-    spare = turns[len(facts) :]
-    for (subject, original, fixes), at in zip(
-        rng.sample(_CORRECTABLE, 4), rng.sample(spare, 4), strict=True
-    ):
+    for subject, originals, fixes, bare in rng.sample(_CORRECTABLE, 4):
         old, new = rng.sample(_CORRECTION_VALUES[subject], 2)
-        before = rng.randint(1, max(1, at - 8))
-        dated.append(Fact("corrected", old, before, original.format(old=old)))
-        later = rng.randint(at, first_half)
-        dated.append(
-            Fact("correction", new, later, rng.choice(fixes).format(old=old, new=new), old)
-        )
+        before = rng.randint(1, first_half - 12)
+        dated.append(Fact("corrected", old, before, rng.choice(originals).format(old=old)))
+        if rng.random() < 0.3:
+            # Said right after, the way one fixes a slip, in a message of its own: no need to
+            # say what it revises.
+            taken = {fact.turn for fact in dated}
+            later = before + rng.randint(1, _BARE_WITHIN)
+            while later in taken:
+                later += 1
+            fix = rng.choice(bare)
+        else:
+            later, fix = rng.randint(before + 1, first_half), rng.choice(fixes)
+        dated.append(Fact("correction", new, later, fix.format(old=old, new=new), old))
     return sorted(dated, key=lambda fact: fact.turn)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from enum import IntEnum
+from functools import lru_cache
 
 
 class Tier(IntEnum):
@@ -72,6 +73,23 @@ _STATES = re.compile(
     r"note that|bear in mind|from now on)\b|(?:^|[:;,\u2014-]\s*)no\s+[^\W\d_]{3,}",
     re.IGNORECASE,
 )
+#: A clause of its own after a request or a question, that states something: a subject
+#: and a verb after a comma, a dash or the question mark ("…, she wrote the scheduler",
+#: "…? that's where the customer is", "…, they maintain it").
+_STATED_CLAUSE = re.compile(
+    r"[,;:?!\u2014\u2013]\s+(?:and\s+|but\s+|since\s+)?"
+    r"(?:she|he|they|it|that|this|those|everyone|all|our|my|his|her|their|the\s+\w+)"
+    r"(?:['\u2019](?:s|re)\b|\s+(?:\w+\s+){0,3}?(?:is|are|was|were|has|have|had|wrote|owns?|"
+    r"maintains?|sits?|lives?|works?|runs?|built|set|told|said|knows?|needs?|wants?|"
+    r"signs?|approves?|handles?|looks?|waits?|waiting|based|promised)\b)",
+    re.IGNORECASE,
+)
+#: A standing instruction inside a request: how to work from now on, not what to do next.
+_STANDING = re.compile(
+    r"\b(?:stick to|from now on|going forward|in future|whenever|every time|by default|"
+    r"each time|all the time)\b",
+    re.IGNORECASE,
+)
 #: A question that weighs a choice is still open, not a request of the work in hand.
 _DELIBERATION = re.compile(r"\b(?:should|shall|whether|or later|or not)\b", re.IGNORECASE)
 #: What the user says of themselves, their people and who owns what.
@@ -116,13 +134,25 @@ _NOT_NAMES_TEXT = (
     "BTW TODO Can Could Would Please Also Then Now So And But Thanks Hi Hey Yes No"
 )
 _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
-#: Openings of a correction, in the languages users write in most.
+#: What marks a sentence as revising something said before, in the languages users write
+#: in most: an opening ("actually", "scratch that", "forget what I said about …", "make that
+#: …"), a change ("moved to", "got cut to", "took over", "pushed back to"), a value that is
+#: now so ("… is now …", "… from now on", "instead"), or a negated value ("not X —").
 _CORRECTION = re.compile(
-    r"\b(?:actually|correction|scratch that|i meant|i was wrong|i got (?:that|it) wrong|"
-    r"my mistake|my bad|wait|update|changed? to|moved? to|no longer|instead|not anymore|"
-    r"rather than|en fait|eigentlich|korrektur|de hecho|corrección|na verdade|correção|"
-    r"in realtà|correzione|właściwie|poprawka|eigenlijk)\b"
-    r"|\bnot\s+[^\W\d_][^,;.\u2014\u2013-]*[,;\u2014\u2013-]",
+    r"\b(?:actually|correction|scratch (?:that|what|my|the)|i meant?|i was wrong|"
+    r"i got (?:that|it) wrong|my mistake|my bad|oops|wait|update(?=\s*:)|no longer|instead|"
+    r"not anymore|rather than|make (?:that|it)|forget (?:what|that|about|my|the)|"
+    r"ignore (?:what|that|my|the)|change of plans?|turns out|is now|are now|now is|"
+    r"from now on|took over|takes over|taking over|"
+    r"(?:moved?|changed?|cut|raised|bumped|pushed(?: back| out)?|switched|shifted|reduced|"
+    r"increased|dropped|brought forward)(?:\s+[\w'\u2019-]+){0,4}?\s+to\b|"
+    r"en fait|plutôt|finalement|eigentlich|korrektur|stattdessen|doch|de hecho|"
+    r"en realidad|corrección|perdón|na verdade|correção|aliás|in realtà|correzione|"
+    r"właściwie|poprawka|jednak|eigenlijk|на самом деле|вернее)\b"
+    r"|\bnot\s+[^\W\d_][^,;.\u2014\u2013-]*(?:[,;.\u2014\u2013-]|$)"
+    # "… is Gustavo's now": a value that holds now, said last.
+    r"|\bnow\s*[.!]?\s*$"
+    r"|(?:実は|やっぱり|訂正|其实|更正|改成|改为|정정|사실은)",
     re.IGNORECASE,
 )
 #: Words too common to tell two subjects apart.
@@ -132,7 +162,11 @@ _COMMON_TEXT = (
     "update wait sorry mistake my our we i me you your they them their he she his her is "
     "isn't it's what who which when where how why new now then than just also really all "
     "any some moved move changed change instead rather anymore longer meant wrong got bad "
-    "due one this year month week next last first thing name"
+    "due one this year month week next last first thing name make forget ignore said say "
+    "earlier before mean oops turns out going doing plans plan works better sure got cut took "
+    "over takes taking pushed back fine ok okay yeah hey guess think should would could can "
+    "will has have had does did please pls thanks btw fyi still end early late mid past "
+    "beginning start middle every each day days daily weekly monthly today"
 )
 _COMMON = frozenset(_COMMON_TEXT.split())
 
@@ -164,6 +198,11 @@ def _foreign(text: str) -> bool:
     return any(ord(c) > 127 and c.isalpha() for c in text)
 
 
+def is_request(text: str) -> bool:
+    """Whether ``text`` starts as a request or a question about the work in hand."""
+    return _REQUEST.match(text.strip()) is not None
+
+
 def tier(sentence: str) -> Tier:
     """How much a sentence the user wrote is worth keeping (see the module's docstring)."""
     text = sentence.strip().lstrip("-*>•").strip()
@@ -176,18 +215,26 @@ def tier(sentence: str) -> Tier:
         or bool(_TIME_WORDS.search(text))
         or bool(_STATES.search(text))
         or bool(_ABOUT.search(text))
+        or bool(_STANDING.search(text))
         or (text.endswith("?") and bool(_DELIBERATION.search(text)))
     )
     if marked:
         return Tier.STATEMENT
+    # A name (in any script) is what the agent cannot look up again: a sentence naming
+    # somebody or something is never courtesy, and a request or question that names them
+    # ("pls forward the report to Ottoline", "what time is it in Tallinn right now?") carries
+    # the name with it.
+    named = _named(text)
+    if named:
+        return Tier.STATEMENT
     if (_SMALL_TALK.match(text) and len(words) <= 8) or len(words) <= 2:
         return Tier.SMALL_TALK
     if _REQUEST.match(text) or text.rstrip().endswith("?"):
-        # A request of the work in hand: neither a pronoun ("can you check my PR") nor a
-        # product's name ("why is Kafka lagging?") makes it a statement.
+        # A request of the work in hand, unless a clause of its own states something
+        # ("…, she wrote the original scheduler", "…? that's where the customer is").
+        if _STATED_CLAUSE.search(text):
+            return Tier.STATEMENT
         return Tier.ROUTINE
-    if _named(text):
-        return Tier.STATEMENT
     if _PRONOUN.search(text) and len(words) <= _PRONOUN_STATEMENT_WORDS:
         return Tier.STATEMENT
     if _COMMON_TIME.search(text) or len(words) >= _PLAIN_STATEMENT_WORDS:
@@ -195,6 +242,7 @@ def tier(sentence: str) -> Tier:
     return Tier.ROUTINE
 
 
+@lru_cache(maxsize=4096)
 def is_correction(sentence: str) -> bool:
     """Whether a sentence revises something said before ("actually, not X — Y")."""
     return _CORRECTION.search(sentence) is not None
@@ -204,7 +252,10 @@ def subject_words(text: str) -> set[str]:
     """The words that say what a statement is about (common words aside)."""
     found = set()
     for word in _words(text.lower()):
+        # "the offsite's" and, in French or Italian, "l'offsite", "dell'ufficio" are about
+        # the offsite and the office.
         word = re.sub(r"['\u2019]s$", "", word)
+        word = re.sub(r"^\w{1,4}['\u2019]", "", word)
         if len(word) >= 3 and word not in _COMMON:
             found.add(word)
     return found
@@ -214,18 +265,118 @@ def supersedes(correction: str, earlier: str) -> int:
     """How strongly ``correction`` revises ``earlier`` (0: not at all), when the later one
     reads as a correction: the content words they share, and twice more when it negates a
     value the earlier one holds ("not Lisbon"). One shared word is enough only when it is at
-    least a third of what the earlier statement is about ("offsite" of "the offsite is in X")."""
+    least half of what the earlier statement is about, values aside ("offsite" of "the
+    offsite is in X", "retro" of "the retro is on Tuesday this sprint")."""
     if not is_correction(correction):
         return 0
-    about = subject_words(earlier)
-    shared = subject_words(correction) & about
+    about = subject_key(earlier)
+    shared = subject_words(correction) & subject_words(earlier)
     strength = len(shared)
     for negated in _NEGATED.findall(correction):
         if negated.strip().lower() in earlier.lower():
             strength += 2
-    if strength == 1 and 3 * len(shared) < len(about):
+    if strength == 1 and 2 * len(shared & about) < len(about):
         return 0
     return strength
 
 
-_NEGATED = re.compile(r"\bnot\s+([^\W\d_][\w'\u2019 ]{1,40}?)\s*(?:[,;.\u2014\u2013-]|$)")
+#: A value negated ("not Lisbon", and in French, German, Spanish, Portuguese, Polish: "pas à
+#: Lyon", "nicht in Köln", "no en Lima", "não em Braga", "nie w Łodzi").
+_NEGATED = re.compile(
+    r"\b(?:not|pas|nicht|no|não|nie)\s+(?:(?:à|a|au|en|in|im|em|no|na|w|we|el|la|le|the)\s+)?"
+    r"([^\W\d_][\w'\u2019 ]{1,40}?)\s*(?:[,;.\u2014\u2013-]|$)",
+    re.IGNORECASE,
+)
+
+
+#: Values a statement holds, by slot: a time (a day, a month, an hour), an amount (a number
+#: in digits or words), a name (a capitalised word after the first, or one in a script
+#: without case). What a statement is about is what is left of its content words.
+_WHEN_VALUE = re.compile(
+    r"\b(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|"
+    r"christmas|easter|eve|noon|midnight|morning|afternoon|evening|o['\u2019]clock|sharp|"
+    r"half past|quarter (?:past|to)|\d{1,2}(?::\d\d)?\s*(?:am|pm|h)\b|\d{1,2}:\d\d)",
+    re.IGNORECASE,
+)
+_AMOUNT_VALUE = re.compile(r"\d|" + _NUMBER_WORDS.pattern, re.IGNORECASE)
+#: A revision that does not say what it revises ("make that Thursday instead", "no wait —
+#: Bergen") is this short, and revises the statement said just before it.
+BARE_REVISION_WORDS = 8
+
+
+@lru_cache(maxsize=4096)
+def _value_words(text: str) -> set[str]:
+    """The words of ``text`` that are values (names, numbers, days, hours), lower-cased."""
+    words = _words(text)
+    found = set()
+    for index, word in enumerate(words):
+        lower = word.lower()
+        if (
+            _WHEN_VALUE.fullmatch(lower)
+            or _NUMBER_WORDS.fullmatch(lower)
+            or any(c.isdigit() for c in word)
+            or any(c.isalpha() and not c.isupper() and not c.islower() for c in word)
+            or (
+                word[0].isupper()
+                and word not in _NOT_NAMES
+                and (index > 0 or lower not in _COMMON)
+                and any(c.islower() for c in word[1:])
+            )
+        ):
+            found.add(re.sub(r"['\u2019]s$", "", lower))
+    return found
+
+
+@lru_cache(maxsize=4096)
+def slots(text: str) -> frozenset[str]:
+    """The kinds of value ``text`` holds: "when", "amount", "name"."""
+    found = set()
+    if _WHEN_VALUE.search(text):
+        found.add("when")
+    if _AMOUNT_VALUE.search(text):
+        found.add("amount")
+    if any(
+        not _WHEN_VALUE.fullmatch(word) and not _AMOUNT_VALUE.search(word)
+        for word in _value_words(text)
+    ):
+        found.add("name")
+    return frozenset(found)
+
+
+@lru_cache(maxsize=4096)
+def subject_key(text: str) -> frozenset[str]:
+    """What a statement is about, without its values: "the offsite is in Lyon" and "the
+    offsite moved to Porto" share {"offsite"}; "the retro is on Tuesday" is {"retro"}."""
+    return frozenset(subject_words(text) - _value_words(text))
+
+
+@lru_cache(maxsize=4096)
+def is_bare_revision(text: str) -> bool:
+    """A short correction that names a value but not what it revises ("make that Thursday
+    instead", "sorry, i meant the end of June", "no wait — Bergen")."""
+    return (
+        is_correction(text)
+        and len(_words(text)) <= BARE_REVISION_WORDS
+        and not subject_key(text)
+        and bool(slots(text))
+    )
+
+
+def revises(later: str, earlier: str, *, just_before: bool = False) -> int:
+    """How strongly ``later`` revises ``earlier`` (0: not at all):
+
+    - a correction on the same subject (:func:`supersedes`);
+    - a bare correction ("make that Thursday instead") of the statement said ``just_before``
+      it, when that one holds a value of the same kind.
+
+    A statement with no mark of correction revises nothing, even on the same subject with
+    another value: "I prefer seat 37" and "I prefer seat 38" may both hold, as may two
+    people on the same team.
+    """
+    strength = supersedes(later, earlier)
+    if strength:
+        return strength
+    if just_before and is_bare_revision(later) and slots(later) & slots(earlier):
+        return 1
+    return 0

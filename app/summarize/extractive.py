@@ -20,7 +20,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.budget.statements import Tier, is_correction, supersedes, tier
+from app.budget.statements import (
+    Tier,
+    is_bare_revision,
+    is_correction,
+    is_request,
+    revises,
+    tier,
+)
 from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem
 from app.budget.tokens import TokenCounter
 from app.offload import off_the_loop
@@ -261,7 +268,8 @@ _CLAUSE_BREAKS = frozenset(["so", "because", "but", "and", "then", "which", "whi
 #: sits in Dunedin now what's the p99 …"): a piece of its own,
 #: so that its tier is judged apart from the statement before it.
 _EMBEDDED_REQUEST = re.compile(
-    r"(?<=\S)\s+(?=(?:can|could|would) you\b|please\b|pls\b|what['\u2019]s\b|what is\b|why\b|"
+    r"(?<=\S)\s+(?=(?:can|could|would) you\b|please\s+[^\W\d_]|pls\b|"
+    r"what['\u2019]s\b|what is\b|why\b|"
     r"how (?:come|do|does|did|is|are|many|much)\b|any idea\b|(?:does|did|do you)\b|"
     r"(?:grep|rerun|restart|tail|"
     r"check|show|list|bump|open|kill|compare|run|search|look)\s+(?:the|a|for|at|me|it|that|"
@@ -277,7 +285,10 @@ def _requests_apart(sentence: str) -> list[str]:
     pieces: list[str] = []
     start = 0
     for match in _EMBEDDED_REQUEST.finditer(sentence):
-        if len(sentence[start : match.start()].split()) >= _WORDS_BEFORE_REQUEST:
+        before = sentence[start : match.start()]
+        # A question's own lead-in ("do you think we could run the demo out of …") is no
+        # statement to cut a request from.
+        if len(before.split()) >= _WORDS_BEFORE_REQUEST and not is_request(before):
             pieces.append(sentence[start : match.start()].strip())
             start = match.end()
     pieces.append(sentence[start:].strip())
@@ -587,19 +598,19 @@ def _run_on_parts(statement: str) -> list[str]:
     return parts
 
 
-def _revises(correction: str, statement: str) -> int:
+def _revises(correction: str, statement: str, just_before: bool) -> int:
     """How strongly ``correction`` revises ``statement`` or one statement run on inside it."""
     return max(
-        supersedes(correction, statement),
-        *(supersedes(correction, part) for part in _run_on_parts(statement)),
+        revises(correction, statement, just_before=just_before),
+        *(revises(correction, part, just_before=just_before) for part in _run_on_parts(statement)),
     )
 
 
-def _unrevised(statement: str, correction: str) -> str:
+def _unrevised(statement: str, correction: str, just_before: bool) -> str:
     """What of a run-on ``statement`` the correction does not revise ("" when all of it is
     revised, or no part of it alone is)."""
     parts = _run_on_parts(statement)
-    kept = [part for part in parts if not supersedes(correction, part)]
+    kept = [part for part in parts if not revises(correction, part, just_before=just_before)]
     # What is left must read as a statement of its own, or it is a stray value.
     if any(len(part.split()) < _RUN_ON_WORDS for part in kept):
         return ""
@@ -609,12 +620,19 @@ def _unrevised(statement: str, correction: str) -> str:
 
 
 def _revise(
-    result: dict[int, _Entry], gone: set[int], later: int, earlier: int, correction: str
+    result: dict[int, _Entry],
+    gone: set[int],
+    later: int,
+    earlier: int,
+    correction: str,
+    just_before: bool,
 ) -> None:
     """The statement at ``earlier`` revised by (part of) the one at ``later``: it leaves, or
-    only its revised part does; the correction cites it too, so pruning keeps both."""
+    only its revised part does; the correction cites it too, so pruning keeps both. A bare
+    correction ("make that Thursday instead") says what it revises as history: "make that
+    Thursday instead (was: the retro is on Tuesday)"."""
     replaced = result[earlier].item
-    rest = _unrevised(replaced.text, correction)
+    rest = _unrevised(replaced.text, correction, just_before)
     if rest:
         # Only part of a run-on message is revised: the rest of it stays, in its words.
         kept = SummaryItem(rest, replaced.source_message_ids, from_user=True)
@@ -623,29 +641,50 @@ def _revise(
         gone.add(earlier)
     current = result[later]
     ids = tuple(dict.fromkeys((*current.item.source_message_ids, *replaced.source_message_ids)))
-    item = SummaryItem(current.item.text, ids, from_user=True)
+    text = current.item.text
+    if is_bare_revision(current.item.text):
+        was = replaced.text.removesuffix(rest).strip() if rest else replaced.text
+        text = _clip(f"{text} (was: {was})")
+    item = SummaryItem(text, ids, from_user=True)
     result[later] = _Entry(
         current.field, item, current.rank, current.score, current.newest, current.carried
     )
 
 
+#: A bare correction revises a statement of one of this many messages before it.
+_JUST_BEFORE_MESSAGES = 3
+
+
 def _supersede(statements: list[_Entry]) -> list[_Entry]:
-    """Stage 3: a correction replaces the earlier statement it revises (same subject), which
-    leaves the summary. Each correction run on in one message revises its own statement."""
+    """Stage 3: a correction replaces the earlier statement it revises, which leaves the
+    summary: one on the same subject, or a bare one ("make that Thursday instead") of what was
+    said just before it. Each correction run on in one message revises its own statement."""
     ordered = sorted(statements, key=lambda entry: entry.newest)
     gone: set[int] = set()
     result: dict[int, _Entry] = dict(enumerate(ordered))
+    messages = sorted({entry.newest for entry in ordered})
+    order_of = {message: index for index, message in enumerate(messages)}
     for later, entry in enumerate(ordered):
         # A carried correction has replaced what it revised in the fold that brought it.
         if entry.carried or entry.rank > Tier.PLAIN or not is_correction(entry.item.text):
             continue
         parts = [p for p in _run_on_parts(entry.item.text) if is_correction(p)] or [entry.item.text]
+        here = order_of[entry.newest]
         options = {
             part: [
-                (strength, earlier)
+                (strength, earlier, just_before)
                 for earlier in range(later)
                 if ordered[earlier].newest < entry.newest
-                and (strength := _revises(part, result[earlier].item.text)) > 0
+                and ordered[earlier].rank <= Tier.PLAIN
+                and (
+                    strength := _revises(
+                        part,
+                        result[earlier].item.text,
+                        just_before := here - order_of[ordered[earlier].newest]
+                        <= _JUST_BEFORE_MESSAGES,
+                    )
+                )
+                > 0
             ]
             for part in parts
         }
@@ -653,7 +692,8 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
         for part in sorted(parts, key=lambda p: len(options[p])):
             free = [option for option in options[part] if option[1] not in gone]
             if free:
-                _revise(result, gone, later, max(free)[1], part)
+                _, earlier, just_before = max(free)
+                _revise(result, gone, later, earlier, part, just_before)
     return [entry for index, entry in sorted(result.items()) if index not in gone]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.budget.statements import Tier, is_correction, supersedes, tier
+from app.budget.statements import Tier, is_correction, revises, supersedes, tier
 
 
 @pytest.mark.parametrize(
@@ -83,3 +83,81 @@ def test_a_statement_on_another_subject_or_without_a_correction_revises_nothing(
 ) -> None:
     assert supersedes(later, earlier) == 0
     assert is_correction("actually, not X — Y")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "what time is it in Bratislava right now?",
+        "is the Dunedin region big enough for the pilot? that's where the customer is",
+        "open a ticket for Cuthbert's team about the flaky export, they maintain it",
+        "update the README so it says the support team is in Plovdiv",
+        "could you stick to answers as bullet points, not paragraphs?",
+        "kannst du den Kunden fragen, ob das Meeting in Dortmund bleibt?",
+        "sorry, Cluj, not Lyon",
+    ],
+)
+def test_a_request_or_question_that_names_or_states_something_is_a_statement(
+    sentence: str,
+) -> None:
+    assert tier(sentence) == Tier.STATEMENT
+
+
+@pytest.mark.parametrize(
+    ("correction", "earlier"),
+    [
+        ("make that Thursday instead", "the retro is on Tuesday this sprint"),
+        ("no wait — Bergen", "offsite's in Ghent btw"),
+        ("sorry, i meant the end of June", "pentest report has to be in by early October"),
+        ("oops, Gustavo i mean", "Sunniva owns the payments dashboard"),
+    ],
+)
+def test_a_bare_correction_revises_only_what_was_said_just_before(
+    correction: str, earlier: str
+) -> None:
+    assert revises(correction, earlier, just_before=True) > 0
+    assert revises(correction, earlier, just_before=False) == 0
+
+
+@pytest.mark.parametrize(
+    ("correction", "earlier"),
+    [
+        ("the payments dashboard is Gustavo's now", "Sunniva owns the payments dashboard"),
+        (
+            "forget what I said about the payments dashboard, Gustavo has it",
+            "the payments dashboard is Sunniva's",
+        ),
+        (
+            "scratch what I said earlier, standup is at ten fifteen",
+            "daily standup is half past nine",
+        ),
+        (
+            "they pushed the pentest report back to early October",
+            "the pentest report is due the end of June",
+        ),
+        (
+            "en fait l'offsite sera à Lyon, pas à Gothenburg",
+            "we're doing the offsite in Gothenburg",
+        ),
+        ("let's move the retro to Wednesday", "the retro is on Tuesday this sprint"),
+    ],
+)
+def test_corrections_of_many_phrasings_revise_their_subject(correction: str, earlier: str) -> None:
+    assert supersedes(correction, earlier) > 0
+
+
+@pytest.mark.parametrize(
+    ("later", "earlier"),
+    [
+        (
+            "update the README so it says the support team is in Dunedin",
+            "Zoë is on the platform team",
+        ),
+        (
+            "I prefer the seat number 38 in the quiet coach",
+            "I prefer the seat number 37 in the quiet coach",
+        ),
+    ],
+)
+def test_a_request_or_an_unmarked_restatement_revises_nothing(later: str, earlier: str) -> None:
+    assert revises(later, earlier, just_before=True) == 0
