@@ -233,6 +233,22 @@ async def test_the_message_with_the_detail_beats_one_that_mentions_it(apps: Runn
     assert FACT in recalled_text(prompt)
 
 
+async def test_a_name_the_speakers_call_each_other_is_no_detail(apps: RunningApp) -> None:
+    # A dialogue: "Mel" is in most lines, so it tells none of them apart, and the line that
+    # only asks about the memory must not pass for one that holds a detail.
+    answer = "My best camping memory is the night by the lake, roasting marshmallows."
+    lines = (
+        "Wow, that's awesome, Mel! What's your best camping memory?",
+        answer,
+        "Thanks, Mel! Camping sounds fun, the kids will love it.",
+        "Bring the camping chairs next time, Mel.",
+    )
+
+    prompt = await asked_after(apps, lines, "What is the best camping memory?", max_hits=1)
+
+    assert answer in recalled_text(prompt)
+
+
 async def test_a_version_in_the_question_finds_the_stored_version(apps: RunningApp) -> None:
     source = "Production runs Postgres 15.4.2 until the freeze ends."
     lines = (
