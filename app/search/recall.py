@@ -84,7 +84,7 @@ class TurnRecall:
                 turn_seq=turn_seq,
                 left_before=left_before,
                 question=content_text(question),
-                max_hits=int(settings.get("max_hits", 5)),
+                max_hits=int(settings.get("max_hits", 10)),
                 room=room,
             )
         else:

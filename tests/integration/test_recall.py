@@ -272,6 +272,27 @@ async def test_an_answer_spread_over_two_messages_comes_back_whole(apps: Running
     assert login in recalled_text(prompt)
 
 
+async def test_an_answer_spread_over_many_messages_comes_back_whole_by_default(
+    apps: RunningApp,
+) -> None:
+    trips = [
+        f"Our {month} trip was to {city}, for the {event}."
+        for month, city, event in (
+            ("March", "Porto", "wine fair"),
+            ("April", "Seville", "spring fair"),
+            ("May", "Bilbao", "design week"),
+            ("June", "Valencia", "bonfires"),
+            ("July", "Madrid", "pride march"),
+            ("August", "Lisbon", "street parties"),
+            ("September", "Faro", "seafood festival"),
+        )
+    ]
+
+    prompt = await asked_after(apps, tuple(trips), "Where did our trips take us?")
+
+    assert all(trip in recalled_text(prompt) for trip in trips)
+
+
 async def test_a_message_summarised_in_this_very_turn_can_come_back(apps: RunningApp) -> None:
     # A summary every fourth turn: the fifth, the question, folds the fact in.
     _, client = await apps.start(mandatory_summary_turns=4, protected_window_turns=1)
