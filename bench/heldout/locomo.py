@@ -259,6 +259,9 @@ async def run(
             "embeddings_base_url": embeddings_url,
             "embeddings_model": EMBEDDINGS_MODEL,
             "embeddings_timeout_seconds": 60.0,
+            # What is measured is ranking: on a busy machine the default 1 s for a
+            # question's embedding would make some questions rank by full text alone.
+            "embeddings_query_timeout_seconds": 30.0,
         }
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite+aiosqlite:///{folder}/locomo.db"
