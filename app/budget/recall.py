@@ -132,10 +132,28 @@ def recall_block(
 ) -> RecallBlock | None:
     """The best ``hits`` (at most ``max_hits``) whose block fits ``room`` tokens, shown oldest
     first; a hit too long for what is left shows its excerpt instead, if it has one, and is
-    cut to fit. None when nothing fits."""
+    cut to fit. None when nothing fits.
+
+    Counting is most of what this costs: while the sum of the lines' counts (each with its
+    line break) leaves room, a hit goes in on that sum alone and the block is counted once;
+    past it (or if the block counts more than the sum), each candidate block is counted."""
     chosen: list[tuple[RecallHit, Recalled, str]] = []
-    block: RecallBlock | None = None
-    for hit in hits:
+    bound = _render([], counter).tokens
+    taken = len(hits)  # how many of the hits this went through
+    for index, hit in enumerate(hits):
+        shown = Recalled(hit.message_id)
+        text = _text(hit, shown)
+        line = counter.count_text(_line(hit, text)) + 1 if text else 0
+        if len(chosen) == max_hits or bound + line > room:
+            taken = index
+            break
+        if text:
+            chosen.append((hit, shown, text))
+            bound += line
+    block = _render(chosen, counter) if chosen else None
+    if block is not None and block.tokens > room:  # the bound was wrong: count every step
+        chosen, block, taken = [], None, 0
+    for hit in hits[taken:]:
         if len(chosen) == max_hits:
             break
         shown = Recalled(hit.message_id)
@@ -195,13 +213,18 @@ def _render(
 ) -> RecallBlock:
     """The block of ``chosen`` hits, each with how it is shown and the text that says."""
     shown = sorted(chosen, key=lambda item: item[0].seq)
-    lines = [RECALL_HEADING, *(f"[message {hit.seq}, {hit.role}] {text}" for hit, _, text in shown)]
+    lines = [RECALL_HEADING, *(_line(hit, text) for hit, _, text in shown)]
     text = "\n".join(lines)
     return RecallBlock(
         text=text,
         tokens=count_message(counter, {"role": "user", "content": text}),
         shown=tuple(how for _, how, _ in shown),
     )
+
+
+def _line(hit: RecallHit, text: str) -> str:
+    """The block's line for ``hit``, showing ``text``."""
+    return f"[message {hit.seq}, {hit.role}] {text}"
 
 
 def _kept(text: str, tokens: int, counter: TokenCounter) -> int | None:
