@@ -173,7 +173,7 @@ async def test_recall_can_be_turned_on_and_off_later(apps: RunningApp) -> None:
 
     changed = await client.patch(f"/v1/sessions/{sid}", json={"recall": {"max_hits": 2}})
     assert changed.status_code == 200, changed.text
-    assert changed.json()["recall"] == {"enabled": True, "share": 0.1, "max_hits": 2}
+    assert changed.json()["recall"] == {"enabled": True, "share": 0.15, "max_hits": 2}
     assert len(recall_messages(await start_turn(client, sid, QUESTION))) == 1
     refused = await client.patch(f"/v1/sessions/{sid}", json={"recall": {"share": 0.9}})
     assert refused.status_code == 422
