@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -131,10 +132,28 @@ def recall_block(
 ) -> RecallBlock | None:
     """The best ``hits`` (at most ``max_hits``) whose block fits ``room`` tokens, shown oldest
     first; a hit too long for what is left shows its excerpt instead, if it has one, and is
-    cut to fit. None when nothing fits."""
+    cut to fit. None when nothing fits.
+
+    Counting is most of what this costs: while the sum of the lines' counts (each with its
+    line break) leaves room, a hit goes in on that sum alone and the block is counted once;
+    past it (or if the block counts more than the sum), each candidate block is counted."""
     chosen: list[tuple[RecallHit, Recalled, str]] = []
-    block: RecallBlock | None = None
-    for hit in hits:
+    bound = _render([], counter).tokens
+    taken = len(hits)  # how many of the hits this went through
+    for index, hit in enumerate(hits):
+        shown = Recalled(hit.message_id)
+        text = _text(hit, shown)
+        line = counter.count_text(_line(hit, text)) + 1 if text else 0
+        if len(chosen) == max_hits or bound + line > room:
+            taken = index
+            break
+        if text:
+            chosen.append((hit, shown, text))
+            bound += line
+    block = _render(chosen, counter) if chosen else None
+    if block is not None and block.tokens > room:  # the bound was wrong: count every step
+        chosen, block, taken = [], None, 0
+    for hit in hits[taken:]:
         if len(chosen) == max_hits:
             break
         shown = Recalled(hit.message_id)
@@ -194,13 +213,18 @@ def _render(
 ) -> RecallBlock:
     """The block of ``chosen`` hits, each with how it is shown and the text that says."""
     shown = sorted(chosen, key=lambda item: item[0].seq)
-    lines = [RECALL_HEADING, *(f"[message {hit.seq}, {hit.role}] {text}" for hit, _, text in shown)]
+    lines = [RECALL_HEADING, *(_line(hit, text) for hit, _, text in shown)]
     text = "\n".join(lines)
     return RecallBlock(
         text=text,
         tokens=count_message(counter, {"role": "user", "content": text}),
         shown=tuple(how for _, how, _ in shown),
     )
+
+
+def _line(hit: RecallHit, text: str) -> str:
+    """The block's line for ``hit``, showing ``text``."""
+    return f"[message {hit.seq}, {hit.role}] {text}"
 
 
 def _kept(text: str, tokens: int, counter: TokenCounter) -> int | None:
@@ -218,6 +242,8 @@ def _kept(text: str, tokens: int, counter: TokenCounter) -> int | None:
 #: ``QUESTION_WEIGHT`` of its score.
 QUESTION_WEIGHT = 0.25
 DETAIL_BOOST = 1.5
+#: A detail held by this share of the candidates (and by three at least) is no detail.
+COMMON_SHARE = 0.25
 
 # Words that open a question even without its mark ("do you know what port it uses").
 _ASKING = frozenset(
@@ -257,18 +283,20 @@ _POSSESSIVE = re.compile(r"['\u2019]s$")
 def detail_tokens(text: str) -> frozenset[str]:
     """The tokens of ``text`` that carry a detail: a number, a URL, a path, a version, an
     identifier (punctuation inside a word), or a capitalised word that does not open the
-    text (a name), lower-cased."""
+    text or a sentence (a name), lower-cased."""
     found = set()
-    for index, raw in enumerate(text.split()):
+    opens = True
+    for raw in text.split():
         token = raw.strip(_EDGE)
         if not token.isalpha():
             token = _POSSESSIVE.sub("", token)
         if token.isalpha():
-            # A lower-case word says nothing particular, nor the capital opening the text.
-            if index and token[0].isupper():
+            # A lower-case word says nothing particular, nor the capital opening a sentence.
+            if not opens and token[0].isupper():
                 found.add(token.lower())
         elif token and (_INNER_MARK.search(token) or any(c.isdigit() for c in token)):
             found.add(token.lower())
+        opens = raw.rstrip("\"')]*").endswith((".", "!", "?", ":"))
     return frozenset(found)
 
 
@@ -297,13 +325,19 @@ def rank(candidates: Iterable[Candidate], question: str) -> list[RecallHit]:
     """``candidates`` in the order the recall block takes them (see the module's docstring)."""
     asked = detail_tokens(question)
     words = frozenset(_WORDS.findall(question.lower()))
+    listed = [(candidate, _features(candidate.hit.text)) for candidate in candidates]
+    # A detail many candidates hold (in a dialogue, the name each speaker calls the other)
+    # tells none of them apart: it is no detail here.
+    seen = Counter(detail for _, (details, _, _) in listed for detail in details)
+    common = {
+        detail for detail, count in seen.items() if count >= max(3, len(listed) * COMMON_SHARE)
+    }
     ranked = []
-    for candidate in candidates:
-        details, said, asks = _features(candidate.hit.text)
+    for candidate, (details, said, asks) in listed:
         weight = 1.0
         # A question that holds details of its own ("should the transfer leave at 11am or
         # later?") is an item too; one that holds none only asks about one.
-        if details - asked:
+        if details - asked - common:
             weight *= DETAIL_BOOST
         elif asks:
             weight *= QUESTION_WEIGHT

@@ -76,7 +76,7 @@ class TurnRecall:
         budget = decision.budget.input_budget
         total_cap = (session.block_caps or {}).get("total")
         whole = min(budget, total_cap or budget)
-        room = min(int(float(settings.get("share", 0.1)) * whole), whole - decision.figures.final)
+        room = min(int(float(settings.get("share", 0.15)) * whole), whole - decision.figures.final)
         if starts_turn:
             block = await self._choose(
                 session,
@@ -85,7 +85,7 @@ class TurnRecall:
                 turn_seq=turn_seq,
                 left_before=left_before,
                 question=content_text(question),
-                max_hits=int(settings.get("max_hits", 5)),
+                max_hits=int(settings.get("max_hits", 15)),
                 room=room,
             )
         else:

@@ -27,7 +27,10 @@ ourselves out over own same she should so some such than that the their theirs t
 themselves then there these they this those through to too under until up very was we were
 what when where which while who whom why will with would you your yours yourself yourselves
 also
+s t d ll m re ve don didn doesn hadn hasn haven isn wasn weren won wouldn couldn shouldn aren
 """
+#: The last line: what an apostrophe leaves of a possessive or a contraction ("Caroline's",
+#: "hadn't", "I'd", "we'll"), which says nothing of what a message is about.
 STOP_WORDS = frozenset(_STOP_WORDS.split())
 
 

@@ -47,9 +47,9 @@ class RecallSettings(_Input):
 
     enabled: bool = True
     #: The most of the input budget the block may take.
-    share: float = Field(default=0.1, gt=0, le=0.5)
+    share: float = Field(default=0.15, gt=0, le=0.5)
     #: The most messages it may bring back.
-    max_hits: int = Field(default=5, ge=1, le=20)
+    max_hits: int = Field(default=15, ge=1, le=20)
 
 
 class MemoryUpdate(_Input):

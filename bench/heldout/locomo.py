@@ -28,7 +28,9 @@ import asyncio
 import json
 import re
 import sys
+import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,12 +40,15 @@ import httpx
 from bench.common import running_app
 from bench.heldout.scenario import normalise
 from bench.heldout.scorer import chat_problems, prompt_text
+from bench.recall import wait_for_embeddings
 from tests.openai_counting import prompt_tokens
 
 MODEL = "gpt-4o-mini"
 CONTEXT_LIMIT = 8192
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 WINDOW = 60
+#: What bench/embeddings_server.py serves.
+EMBEDDINGS_MODEL = "all-MiniLM-L6-v2"
 _SESSION = re.compile(r"^session_(\d+)$")
 _EVIDENCE = re.compile(r"D\d+:\d+")
 
@@ -134,9 +139,17 @@ def _conversation(name: str, document: dict[str, Any]) -> Conversation:
 
 
 class Replay:
-    def __init__(self, client: httpx.AsyncClient, *, recall: bool) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        recall: bool,
+        settled: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
         self.client = client
         self.recall = recall
+        #: Awaited between the dialogue and its questions (every message embedded).
+        self.settled = settled
         self.tally = Tally()
         self.budget = 0
 
@@ -183,6 +196,8 @@ class Replay:
         base = f"/v1/sessions/{created.json()['id']}"
         for exchange in conversation.exchanges:
             await self._turn(base, exchange.user, exchange.answer)
+        if self.settled is not None:
+            await self.settled()
         for question, category, evidence in conversation.questions:
             wanted = [conversation.lines[e] for e in evidence if e in conversation.lines]
             if not wanted:
@@ -202,7 +217,7 @@ def _share(hit: int, total: int) -> str:
     return f"{hit}/{total} ({100 * hit / total:.0f}%)" if total else "-"
 
 
-def report(tallies: list[Tally], recall: bool) -> str:
+def report(tallies: list[Tally], recall: bool, embeddings: str | None = None) -> str:
     merged: dict[int, list[int]] = {}
     for tally in tallies:
         for category, counts in tally.by_category.items():
@@ -211,7 +226,7 @@ def report(tallies: list[Tally], recall: bool) -> str:
                 row[i] += counts[i]
     lines = [
         f"LoCoMo at {CONTEXT_LIMIT} ({MODEL}), recall {'on' if recall else 'off'}, "
-        f"{len(tallies)} conversations",
+        f"embeddings {embeddings or 'off'}, {len(tallies)} conversations",
         f"{'category':<24}{'evidence: all in prompt':>26}{'any in prompt':>22}",
     ]
     for category in sorted(merged):
@@ -231,21 +246,59 @@ def report(tallies: list[Tally], recall: bool) -> str:
     return "\n".join(lines)
 
 
-async def run(conversations: list[Conversation], recall: bool) -> list[Tally]:
+async def run(
+    conversations: list[Conversation], recall: bool, embeddings_url: str | None = None
+) -> list[Tally]:
+    """Each conversation replayed in one app; with ``embeddings_url`` (an OpenAI-compatible
+    ``/embeddings`` server of all-MiniLM-L6-v2, bench/embeddings_server.py), the app embeds
+    every message and the questions wait until it has."""
     tallies = []
-    async with running_app() as client:
-        for conversation in conversations:
-            started = time.perf_counter()
-            tally = await Replay(client, recall=recall).run(conversation)
-            tallies.append(tally)
-            asked = sum(c[0] for c in tally.by_category.values())
-            found = sum(c[1] for c in tally.by_category.values())
-            print(  # noqa: T201
-                f"{conversation.name}: {len(conversation.exchanges)} turns, evidence of "
-                f"{found}/{asked} questions in prompt, {time.perf_counter() - started:.0f}s",
-                file=sys.stderr,
-            )
+    settings: dict[str, Any] = {}
+    if embeddings_url:
+        settings = {
+            "embeddings_base_url": embeddings_url,
+            "embeddings_model": EMBEDDINGS_MODEL,
+            "embeddings_timeout_seconds": 60.0,
+            # What is measured is ranking: on a busy machine the default 1 s for a
+            # question's embedding would make some questions rank by full text alone.
+            "embeddings_query_timeout_seconds": 30.0,
+        }
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite+aiosqlite:///{folder}/locomo.db"
+
+        async def settled() -> float:
+            return await wait_for_embeddings(url)
+
+        async with running_app(url, settings=settings) as client:
+            for conversation in conversations:
+                started = time.perf_counter()
+                replay = Replay(client, recall=recall, settled=settled if embeddings_url else None)
+                tallies.append(await replay.run(conversation))
+                _progress(conversation, tallies[-1], started)
     return tallies
+
+
+def _progress(conversation: Conversation, tally: Tally, started: float) -> None:
+    asked = sum(c[0] for c in tally.by_category.values())
+    found = sum(c[1] for c in tally.by_category.values())
+    print(  # noqa: T201
+        f"{conversation.name}: {len(conversation.exchanges)} turns, evidence of "
+        f"{found}/{asked} questions in prompt, {time.perf_counter() - started:.0f}s",
+        file=sys.stderr,
+    )
+
+
+def _indices(text: str) -> list[int]:
+    """``0-4`` or ``5,7,9`` (or both, comma-separated): places in the load order."""
+    chosen: list[int] = []
+    for part in text.split(","):
+        first, _, last = part.strip().partition("-")
+        try:
+            low, high = int(first), int(last or first)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a list of places: {text!r}") from None
+        chosen.extend(i for i in range(low, high + 1) if i not in chosen)
+    return chosen
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -253,10 +306,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, required=True, help="locomo10.json or a folder")
     parser.add_argument("--recall", choices=("on", "off"), default="on")
     parser.add_argument("--limit", type=int, help="only the first N conversations")
+    parser.add_argument(
+        "--conversations",
+        type=_indices,
+        help="only these conversations, by place in load order: 0-4, or 5,7,9",
+    )
+    parser.add_argument(
+        "--embeddings-url",
+        help="embed with this /embeddings server (python -m bench.embeddings_server: "
+        "http://127.0.0.1:8091/v1)",
+    )
     args = parser.parse_args(argv)
-    conversations = load(args.data)[: args.limit]
+    conversations = load(args.data)
+    if args.conversations is not None:
+        chosen = [i for i in args.conversations if i < len(conversations)]
+        conversations = [conversations[i] for i in chosen]
+    conversations = conversations[: args.limit]
+    print(  # noqa: T201
+        "conversations: " + ", ".join(c.name for c in conversations), file=sys.stderr
+    )
     recall = args.recall == "on"
-    print(report(asyncio.run(run(conversations, recall)), recall))  # noqa: T201
+    tallies = asyncio.run(run(conversations, recall, args.embeddings_url))
+    embeddings = EMBEDDINGS_MODEL if args.embeddings_url else None
+    print(report(tallies, recall, embeddings))  # noqa: T201
 
 
 if __name__ == "__main__":

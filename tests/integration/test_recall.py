@@ -173,7 +173,7 @@ async def test_recall_can_be_turned_on_and_off_later(apps: RunningApp) -> None:
 
     changed = await client.patch(f"/v1/sessions/{sid}", json={"recall": {"max_hits": 2}})
     assert changed.status_code == 200, changed.text
-    assert changed.json()["recall"] == {"enabled": True, "share": 0.1, "max_hits": 2}
+    assert changed.json()["recall"] == {"enabled": True, "share": 0.15, "max_hits": 2}
     assert len(recall_messages(await start_turn(client, sid, QUESTION))) == 1
     refused = await client.patch(f"/v1/sessions/{sid}", json={"recall": {"share": 0.9}})
     assert refused.status_code == 422
@@ -233,6 +233,22 @@ async def test_the_message_with_the_detail_beats_one_that_mentions_it(apps: Runn
     assert FACT in recalled_text(prompt)
 
 
+async def test_a_name_the_speakers_call_each_other_is_no_detail(apps: RunningApp) -> None:
+    # A dialogue: "Mel" is in most lines, so it tells none of them apart, and the line that
+    # only asks about the memory must not pass for one that holds a detail.
+    answer = "My best camping memory is the night by the lake, roasting marshmallows."
+    lines = (
+        "Wow, that's awesome, Mel! What's your best camping memory?",
+        answer,
+        "Thanks, Mel! Camping sounds fun, the kids will love it.",
+        "Bring the camping chairs next time, Mel.",
+    )
+
+    prompt = await asked_after(apps, lines, "What is the best camping memory?", max_hits=1)
+
+    assert answer in recalled_text(prompt)
+
+
 async def test_a_version_in_the_question_finds_the_stored_version(apps: RunningApp) -> None:
     source = "Production runs Postgres 15.4.2 until the freeze ends."
     lines = (
@@ -254,6 +270,27 @@ async def test_an_answer_spread_over_two_messages_comes_back_whole(apps: Running
 
     assert host in recalled_text(prompt)
     assert login in recalled_text(prompt)
+
+
+async def test_an_answer_spread_over_many_messages_comes_back_whole_by_default(
+    apps: RunningApp,
+) -> None:
+    trips = [
+        f"Our {month} trip was to {city}, for the {event}."
+        for month, city, event in (
+            ("March", "Porto", "wine fair"),
+            ("April", "Seville", "spring fair"),
+            ("May", "Bilbao", "design week"),
+            ("June", "Valencia", "bonfires"),
+            ("July", "Madrid", "pride march"),
+            ("August", "Lisbon", "street parties"),
+            ("September", "Faro", "seafood festival"),
+        )
+    ]
+
+    prompt = await asked_after(apps, tuple(trips), "Where did our trips take us?")
+
+    assert all(trip in recalled_text(prompt) for trip in trips)
 
 
 async def test_a_message_summarised_in_this_very_turn_can_come_back(apps: RunningApp) -> None:

@@ -28,6 +28,7 @@ from app.search.terms import (
     MAX_QUERY_CHARS,
     InvalidSearchQueryError,
     fts5_match,
+    recall_query,
     recall_terms,
     search_terms,
 )
@@ -175,3 +176,9 @@ def test_recall_terms_leave_out_words_that_say_nothing() -> None:
         "code",
         "flat",
     )
+
+
+def test_a_possessive_or_a_contraction_leaves_no_fragment_to_look_for() -> None:
+    terms, _ = recall_query("What's Caroline's bike? She hadn't said, I'd guess.")
+
+    assert terms == ("caroline", "bike", "said", "guess")
