@@ -81,6 +81,15 @@ def report(results: Iterable[SessionResult]) -> str:
         hit = sum(k[0] for k in kinds.values())
         total = sum(k[1] for k in kinds.values())
         lines.append(f"  {'all':<38}{_share(hit, total):>18}")
+        agents: dict[str, list[int]] = {}
+        for run in runs:
+            counts = agents.setdefault(run.agent, [0, 0])
+            counts[0] += sum(h for h, _ in run.facts.values())
+            counts[1] += sum(t for _, t in run.facts.values())
+        if len(agents) > 1:
+            lines.append("facts in the last prompt, by agent")
+            for agent in sorted(agents):
+                lines.append(f"  {agent:<38}{_share(*agents[agent]):>18}")
         corrections = sum(r.corrections for r in runs)
         lines.append("corrections")
         new = sum(r.correction_new_present for r in runs)

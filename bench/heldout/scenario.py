@@ -81,6 +81,8 @@ class Scenario:
     turns: list[Turn] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    #: Which agent the session is of, where a set has several (the report groups by it).
+    agent: str = ""
 
 
 _DASHES = re.compile(r"[\u2010-\u2015\u2212]")

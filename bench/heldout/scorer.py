@@ -109,6 +109,7 @@ class SessionResult:
     stated_found: int = 0
     stated: int = 0
     problems: list[str] = field(default_factory=list)
+    agent: str = ""
 
 
 class Agent:
@@ -117,7 +118,7 @@ class Agent:
     def __init__(self, client: httpx.AsyncClient, scenario: Scenario, *, recall: bool) -> None:
         self.client = client
         self.scenario = scenario
-        self.result = SessionResult(scenario.seed, recall)
+        self.result = SessionResult(scenario.seed, recall, agent=scenario.agent)
         self.budget = 0
         self.session = ""
 

@@ -238,6 +238,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         turns=session,
         facts=facts,
         questions=sorted(questions, key=lambda q: q.turn),
+        agent=domain.name,
     )
     check_values_unique(scenario)
     return scenario
