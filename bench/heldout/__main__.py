@@ -1,7 +1,16 @@
 """``python -m bench.heldout``: the held-out retention and recall figures, by kind.
 
 Each seed's session runs twice through the real app (in process, a throwaway SQLite file),
-with recall off and on. The report seeds are 1000-1009; any other seed is fine for a look.
+with recall off and on. Two sets, written apart: ``first`` (a platform team's agent, report
+seeds 1000-1009) and ``second`` (travel, finance, support, research and coding agents, report
+seeds 3000-3009); any other seed is fine for a look.
+
+``--summarizer llm`` runs the LLM summariser (app/summarize/llm.py) against a scripted model
+(tests/fake_llm.py) that drops a third of the items it is given and reorders the rest;
+``both`` runs the extractive summariser and then that. The final figures, every set, both
+summarisers, recall off and on:
+
+    python -m bench heldout --set all --summarizer both
 """
 
 from __future__ import annotations
@@ -11,14 +20,29 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Iterable
-from dataclasses import asdict
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from bench.common import running_app
-from bench.heldout.generator import generate
+from bench.heldout import generator, second
+from bench.heldout.scenario import Scenario
 from bench.heldout.scorer import Agent, SessionResult
 
 REPORT_SEEDS = tuple(range(1000, 1010))
+
+
+@dataclass(frozen=True)
+class HeldOutSet:
+    generate: Callable[[int, int], Scenario]
+    report_seeds: tuple[int, ...]
+
+
+SETS: dict[str, HeldOutSet] = {
+    "first": HeldOutSet(generator.generate, REPORT_SEEDS),
+    "second": HeldOutSet(second.generate, second.REPORT_SEEDS),
+}
 
 
 def seed_list(text: str) -> list[int]:
@@ -57,6 +81,15 @@ def report(results: Iterable[SessionResult]) -> str:
         hit = sum(k[0] for k in kinds.values())
         total = sum(k[1] for k in kinds.values())
         lines.append(f"  {'all':<38}{_share(hit, total):>18}")
+        agents: dict[str, list[int]] = {}
+        for run in runs:
+            counts = agents.setdefault(run.agent, [0, 0])
+            counts[0] += sum(h for h, _ in run.facts.values())
+            counts[1] += sum(t for _, t in run.facts.values())
+        if len(agents) > 1:
+            lines.append("facts in the last prompt, by agent")
+            for agent in sorted(agents):
+                lines.append(f"  {agent:<38}{_share(*agents[agent]):>18}")
         corrections = sum(r.corrections for r in runs)
         lines.append("corrections")
         new = sum(r.correction_new_present for r in runs)
@@ -94,9 +127,40 @@ def report(results: Iterable[SessionResult]) -> str:
     return "\n".join(lines)
 
 
-async def run(seeds: list[int], turns: int, modes: list[bool]) -> list[SessionResult]:
+@contextmanager
+def summarizer_settings(summarizer: str) -> Iterator[tuple[dict[str, Any], list[Any]]]:
+    """The app's settings for ``summarizer`` and the requests its model was sent; for
+    ``llm``, a scripted model served meanwhile that drops a third of the items it is given
+    and reorders the rest (as bench/summary_retention.py runs it)."""
+    if summarizer == "extractive":
+        yield {}, []
+        return
+    from tests.fake_llm import serve_fake_chat
+
+    with serve_fake_chat() as fake:
+        fake.mode = "drop_facts"
+        fake.drop_share = 1 / 3
+        fake.reorder = True
+        settings = {
+            "summarizer": "llm",
+            "summarizer_base_url": fake.url,
+            "summarizer_model": "scripted",
+            "summary_job_poll_seconds": 0.05,
+        }
+        yield settings, fake.requests
+
+
+async def run(
+    seeds: list[int],
+    turns: int,
+    modes: list[bool],
+    *,
+    generate: Callable[[int, int], Scenario] = generator.generate,
+    settings: dict[str, Any] | None = None,
+    label: str = "",
+) -> list[SessionResult]:
     results = []
-    async with running_app() as client:
+    async with running_app(settings=settings) as client:
         for seed in seeds:
             scenario = generate(seed, turns)
             for recall in modes:
@@ -104,7 +168,7 @@ async def run(seeds: list[int], turns: int, modes: list[bool]) -> list[SessionRe
                 result = await Agent(client, scenario, recall=recall).run()
                 results.append(result)
                 print(  # noqa: T201
-                    f"seed {seed} recall {'on' if recall else 'off'}: "
+                    f"{label}seed {seed} recall {'on' if recall else 'off'}: "
                     f"{sum(h for h, _ in result.facts.values())}/{len(scenario.facts)} facts, "
                     f"{sum(q.source_present for q in result.questions)}/"
                     f"{len(result.questions)} sources, {result.prompts} prompts in "
@@ -116,17 +180,46 @@ async def run(seeds: list[int], turns: int, modes: list[bool]) -> list[SessionRe
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.heldout", description=__doc__)
-    parser.add_argument("--seeds", default="1000-1009", help="e.g. 1000-1009 or 1,2,3")
+    parser.add_argument("--set", choices=("first", "second", "all"), default="first", dest="which")
+    parser.add_argument(
+        "--seeds", help="e.g. 1000-1009 or 1,2,3 (default: each set's report seeds)"
+    )
     parser.add_argument("--turns", type=int, default=280)
     parser.add_argument("--recall", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--summarizer", choices=("extractive", "llm", "both"), default="extractive")
     parser.add_argument("--json", help="also write every session's figures to this file")
     args = parser.parse_args(argv)
     modes = {"both": [False, True], "on": [True], "off": [False]}[args.recall]
-    results = asyncio.run(run(seed_list(args.seeds), args.turns, modes))
-    print(report(results))  # noqa: T201
+    names = list(SETS) if args.which == "all" else [args.which]
+    summarizers = ["extractive", "llm"] if args.summarizer == "both" else [args.summarizer]
+    began = time.perf_counter()
+    figures: list[dict[str, Any]] = []
+    for name in names:
+        chosen = SETS[name]
+        seeds = seed_list(args.seeds) if args.seeds else list(chosen.report_seeds)
+        for summarizer in summarizers:
+            with summarizer_settings(summarizer) as (settings, requests):
+                results = asyncio.run(
+                    run(
+                        seeds,
+                        args.turns,
+                        modes,
+                        generate=chosen.generate,
+                        settings=settings,
+                        label=f"{name} set, {summarizer}: ",
+                    )
+                )
+            print(  # noqa: T201
+                f"\n##### {name} set, {summarizer} summariser, seeds {min(seeds)}-{max(seeds)}"
+                + (f", {len(requests)} requests to the scripted model" if requests else "")
+                + f"\n{report(results)}",
+                flush=True,
+            )
+            figures.extend({"set": name, "summarizer": summarizer, **asdict(r)} for r in results)
+    print(f"\n{time.perf_counter() - began:.0f}s in all")  # noqa: T201
     if args.json:
         with open(args.json, "w") as out:
-            json.dump([asdict(r) for r in results], out, indent=1, ensure_ascii=False)
+            json.dump(figures, out, indent=1, ensure_ascii=False)
 
 
 if __name__ == "__main__":

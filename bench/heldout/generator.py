@@ -56,7 +56,7 @@ def _filler(rng: random.Random) -> Turn:
     return Turn(user, (), answer, "chat")
 
 
-def _window(text: str, value: str, margin: int = 30) -> str:
+def source_window(text: str, value: str, margin: int = 30) -> str:
     """The source's words around the value, within its line: what proves the source itself
     is shown (whole, cut, or as the one line a summary kept), not a paraphrase of it."""
     line = next(line for line in text.splitlines() if normalise(value) in normalise(line))
@@ -158,7 +158,9 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         ask = ask_shared if rng.random() < 0.5 else ask_other
         slots[at] = Turn(ask, (), rng.choice(m.QUESTION_ANSWERS), "question")
         questions.append(
-            Question(at, source_turn, role, value, _window(text, value), shares_a_word(ask, text))
+            Question(
+                at, source_turn, role, value, source_window(text, value), shares_a_word(ask, text)
+            )
         )
 
     slots[turns - 1] = Turn(m.CLOSING, (), "Have a good evening!", "chat")
@@ -177,7 +179,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         facts=facts,
         questions=sorted(questions, key=lambda q: q.turn),
     )
-    _check_values_unique(scenario)
+    check_values_unique(scenario)
     return scenario
 
 
@@ -209,11 +211,15 @@ def value_pattern(value: str) -> re.Pattern[str]:
     return re.compile(f"{before}{re.escape(text)}{after}")
 
 
-def _check_values_unique(scenario: Scenario) -> None:
+def check_values_unique(scenario: Scenario) -> None:
     """A value must occur only where it is stated: elsewhere it would be found by accident."""
     allowed: dict[str, set[int]] = {}
     for fact in scenario.facts:
         allowed.setdefault(fact.value, set()).update({fact.turn, fact.correction_turn or -1})
+        for value, said in fact.superseded:
+            allowed.setdefault(value, set()).update({said, fact.correction_turn or -1})
+            # A re-correction may name the first value too ("not A, not B: C").
+            allowed[fact.value].add(said)
         if fact.corrected_to is not None:
             allowed.setdefault(fact.corrected_to, set()).add(fact.correction_turn or -1)
     for question in scenario.questions:

@@ -46,6 +46,13 @@ class Fact:
     #: Set when a later turn revised it: the value in force at the end.
     corrected_to: str | None = None
     correction_turn: int | None = None
+    #: Values in force for a while between ``value`` and ``corrected_to`` (a correction that
+    #: was itself corrected), each with the turn that stated it: old values too.
+    superseded: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def old_values(self) -> tuple[str, ...]:
+        return (self.value, *(value for value, _ in self.superseded))
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,8 @@ class Scenario:
     turns: list[Turn] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
+    #: Which agent the session is of, where a set has several (the report groups by it).
+    agent: str = ""
 
 
 _DASHES = re.compile(r"[\u2010-\u2015\u2212]")

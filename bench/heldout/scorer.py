@@ -7,7 +7,8 @@ case-folded, dashes unified, white space collapsed; accents kept):
   whole word sequence anywhere in the last prompt's text: raw message, summary or recall.
 - A corrected fact's old value is *presented as current* when some line of the last prompt
   (lines split at newlines and semicolons) holds the old value without the new one; a line that
-  names both ("not X: Y", "used to be X") is history, not a current fact.
+  names both ("not X: Y", "used to be X") is history, not a current fact. A fact corrected
+  twice has two old values: either one alone on a line counts.
 - A question's *source is in its prompt* when the prompt holds the source message's own words
   around the detail (30 characters either side); the *answer is in its prompt* when the
   detail's value is, in whatever words.
@@ -108,6 +109,7 @@ class SessionResult:
     stated_found: int = 0
     stated: int = 0
     problems: list[str] = field(default_factory=list)
+    agent: str = ""
 
 
 class Agent:
@@ -116,7 +118,7 @@ class Agent:
     def __init__(self, client: httpx.AsyncClient, scenario: Scenario, *, recall: bool) -> None:
         self.client = client
         self.scenario = scenario
-        self.result = SessionResult(scenario.seed, recall)
+        self.result = SessionResult(scenario.seed, recall, agent=scenario.agent)
         self.budget = 0
         self.session = ""
 
@@ -152,10 +154,14 @@ class Agent:
         self.session = created.json()["id"]
         self.budget = created.json()["budget"]["input_budget"]
         questions = {q.turn: q for q in scenario.questions}
-        stated = {f.turn: f.value for f in scenario.facts}
+        # A turn may state more than one value (two facts in one message).
+        stated: dict[int, list[str]] = {}
         for fact in scenario.facts:
+            stated.setdefault(fact.turn, []).append(fact.value)
+            for value, said in fact.superseded:
+                stated.setdefault(said, []).append(value)
             if fact.corrected_to is not None and fact.correction_turn is not None:
-                stated[fact.correction_turn] = fact.corrected_to
+                stated.setdefault(fact.correction_turn, []).append(fact.corrected_to)
         last: list[dict[str, Any]] = []
         base = f"/v1/sessions/{self.session}"
         for index, turn in enumerate(scenario.turns):
@@ -171,8 +177,7 @@ class Agent:
             last = self._check(f"turn {index}", started.json())
             if index in questions:
                 self._score_question(questions[index], last)
-            value = stated.get(index)
-            if value is not None:
+            for value in stated.get(index, ()):
                 self.result.stated += 1
                 self.result.stated_found += bool(value_pattern(value).search(prompt_text(last)))
             for number, step in enumerate(turn.steps, 1):
@@ -235,6 +240,7 @@ class Agent:
                 continue
             self.result.corrections += 1
             self.result.correction_new_present += present
-            old, new = value_pattern(fact.value), value_pattern(fact.corrected_to)
-            if any(old.search(line) and not new.search(line) for line in lines):
+            olds = [value_pattern(value) for value in fact.old_values]
+            new = value_pattern(fact.corrected_to)
+            if any(old.search(line) and not new.search(line) for line in lines for old in olds):
                 self.result.correction_old_current += 1
