@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import tempfile
 import time
@@ -45,7 +46,7 @@ from bench import synth
 from bench.common import DEFAULT_SERVER, fresh_database, machine, percentile, running_app
 
 MODEL = "gpt-4"
-RECALL = {"enabled": True, "share": 0.1, "max_hits": 5}
+RECALL: dict[str, Any] = {"enabled": True, "share": 0.1, "max_hits": 5}
 
 
 def question(planted: synth.Planted) -> str:
@@ -314,7 +315,16 @@ def main() -> None:
         help="--embeddings with a model served apart: python -m bench.embeddings_server "
         "(http://127.0.0.1:8091/v1)",
     )
+    parser.add_argument(
+        "--recall",
+        type=json.loads,
+        help='the recall-on session\'s settings, JSON (default {"enabled": true, "share": 0.1, '
+        '"max_hits": 5}; {"enabled": true} for the service\'s defaults)',
+    )
     args = parser.parse_args()
+    if args.recall is not None:
+        RECALL.clear()
+        RECALL.update(args.recall)
     results = asyncio.run(
         run(
             args.turns,

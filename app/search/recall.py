@@ -39,7 +39,11 @@ from app.sessions.repository import SessionRow
 #: Candidates each ranking gives per place in the block: the order of ``rank`` is not the
 #: database's, so it chooses among more than it keeps.
 CANDIDATES_PER_HIT = 4
-#: With embeddings, the places the words' own best hits keep ahead of the fused ranking.
+#: With embeddings, the share of the block's places (``max_hits``) that the words' own best
+#: hits keep ahead of the fused ranking, and the fewest places they keep: 2 of 5 messages,
+#: 6 of 15. A fixed 2 let the fusion displace most of what the words found once blocks grew
+#: (LoCoMo, 15 messages: embeddings on fell below off).
+WORDS_FIRST_SHARE = 0.4
 WORDS_FIRST = 2
 _LEFT = (MessageState.SUMMARISED, MessageState.PRUNED)
 _ROLES = ("user", "assistant")
@@ -164,8 +168,9 @@ class TurnRecall:
         leaving: Sequence[int],
     ) -> list[RecallHit]:
         """The messages that left the prompt (or leave it now), in the order the block takes
-        them: by their words alone; with embeddings, the words' first ``WORDS_FIRST``, then
-        the fusion of both rankings. Fusion rather than either one: a message both find
+        them: by their words alone; with embeddings, the words' best for the first
+        ``WORDS_FIRST_SHARE`` of the block's places, then the fusion of both rankings.
+        Fusion rather than either one: a message both find
         comes first and each ranking's best stay near the top; and the words' own best
         are kept whatever the fusion says, because a message that shares the question's
         common words and its topic outranks, in a fusion of ranks, the one message that
@@ -183,7 +188,8 @@ class TurnRecall:
         fused = await self._fused(session_id, found, meaning, limit=limit, leaving=leaving)
         if fused is None:
             return by_words
-        first = by_words[:WORDS_FIRST]
+        places = max(WORDS_FIRST, round(limit / CANDIDATES_PER_HIT * WORDS_FIRST_SHARE))
+        first = by_words[:places]
         kept = {hit.message_id for hit in first}
         return first + [hit for hit in rank(fused, question) if hit.message_id not in kept]
 
