@@ -111,7 +111,13 @@ def parse_answer(answer: str) -> _Contract:
     )
     if not contract.summary_text.strip() and not items:
         raise ValueError("the summary is empty")
-    if any(_ERROR_TEXT.match(item.text) for item in items):
+    # A user may well open with an apology ("sorry, I can't do Tuesdays"): an item that is
+    # the user's own words or cites the message it came from is content, not the model's
+    # refusal, and refusing the whole summary over it would lose every other item.
+    if any(
+        _ERROR_TEXT.match(item.text) and not item.from_user and not item.source_message_ids
+        for item in items
+    ):
         raise ValueError("an item reads as an error or a refusal")
     return contract
 

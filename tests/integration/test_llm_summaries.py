@@ -185,6 +185,28 @@ async def test_facts_the_llm_drops_are_merged_back_from_the_previous_summary(
         assert fact in second["key_facts"]  # text and source_message_ids
 
 
+async def test_a_user_who_opens_with_an_apology_still_gets_a_summary(
+    apps: RunningApp, fake_chat: FakeChat
+) -> None:
+    app, client = await apps.start(overrides=llm_settings(fake_chat))
+    sid = (await create_session(client))["id"]
+    for i in range(12):
+        text = f"Sorry, I can't fly before noon. My passport number is P{1000 + i}. "
+        prompt = await start_turn(client, sid, text + words(500, i))
+        if prompt["actions"]["summary_triggered"]:
+            break
+        await complete_turn(client, sid, prompt["turn_id"], "Noted. " + words(250, i))
+    else:
+        pytest.fail("usage never crossed 70%")
+
+    job = await job_finished(client, sid)
+
+    assert job["status"] == "done"
+    summary = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"][0]
+    assert "Sorry, I can't fly before noon" in summary["rendered"]
+    assert metric(app, "context_summarizer_fallback_count_total") == 0
+
+
 @pytest.mark.parametrize("mode", ["invalid_json", "error_text", "fail_5xx", "hang"])
 async def test_a_failed_llm_summary_falls_back_to_truncation_and_stores_nothing(
     apps: RunningApp, fake_chat: FakeChat, mode: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -40,6 +41,19 @@ def test_a_contract_answer_is_accepted_even_inside_a_json_fence() -> None:
 def test_error_text_refusals_and_broken_json_are_not_summaries(answer: str) -> None:
     with pytest.raises((ValueError, ValidationError)):
         parse_answer(answer)
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"text": "Sorry, I can't do Tuesdays: Thursdays only.", "from_user": True},
+        {"text": "I can't fly before noon.", "source_message_ids": [3]},
+    ],
+)
+def test_a_users_apology_quoted_in_an_item_is_content_not_a_refusal(item: dict[str, Any]) -> None:
+    contract = parse_answer(json.dumps({**GOOD, "key_facts": [item]}))
+
+    assert contract.key_facts[0].text == item["text"]
 
 
 def test_the_prompt_puts_the_users_statements_first_and_shows_their_mark() -> None:
