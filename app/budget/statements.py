@@ -137,13 +137,14 @@ _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
 #: What marks a sentence as revising something said before, in the languages users write
 #: in most: an opening ("actually", "scratch that", "forget what I said about …", "make that
 #: …"), a change ("moved to", "got cut to", "took over", "pushed back to"), a value that is
-#: now so ("… is now …", "… from now on", "instead"), or a negated value ("not X —").
+#: now so ("… is now …", "instead"), or a negated value ("not X —"). Not "from now on": it
+#: sets a standing rule as often as it revises one ("please call me Tamsin from now on").
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|scratch (?:that|what|my|the)|i meant?|i was wrong|"
     r"i got (?:that|it) wrong|my mistake|my bad|oops|wait|update(?=\s*:)|no longer|instead|"
     r"not anymore|rather than|make (?:that|it)|forget (?:what|that|about|my|the)|"
     r"ignore (?:what|that|my|the)|change of plans?|turns out|is now|are now|now is|"
-    r"from now on|took over|takes over|taking over|"
+    r"took over|takes over|taking over|"
     r"(?:moved?|changed?|cut|raised|bumped|pushed(?: back| out)?|switched|shifted|reduced|"
     r"increased|dropped|brought forward)(?:\s+[\w'\u2019-]+){0,4}?\s+to\b|"
     r"en fait|plutôt|finalement|eigentlich|korrektur|stattdessen|doch|de hecho|"
