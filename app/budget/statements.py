@@ -199,6 +199,12 @@ def _foreign(text: str) -> bool:
     return any(ord(c) > 127 and c.isalpha() for c in text)
 
 
+def refers_back(sentence: str) -> bool:
+    """Whether ``sentence`` opens as a clause about what was just named ("that's where the
+    customer is", "they maintain it"): said after a question, it needs the question."""
+    return _STATED_CLAUSE.match(", " + sentence.strip()) is not None
+
+
 def is_request(text: str) -> bool:
     """Whether ``text`` starts as a request or a question about the work in hand."""
     return _REQUEST.match(text.strip()) is not None
@@ -221,21 +227,21 @@ def tier(sentence: str) -> Tier:
     )
     if marked:
         return Tier.STATEMENT
-    # A name (in any script) is what the agent cannot look up again: a sentence naming
-    # somebody or something is never courtesy, and a request or question that names them
-    # ("pls forward the report to Ottoline", "what time is it in Tallinn right now?") carries
-    # the name with it.
     named = _named(text)
-    if named:
-        return Tier.STATEMENT
-    if (_SMALL_TALK.match(text) and len(words) <= 8) or len(words) <= 2:
+    if (_SMALL_TALK.match(text) and len(words) <= 8 and not named) or len(words) <= 2:
         return Tier.SMALL_TALK
     if _REQUEST.match(text) or text.rstrip().endswith("?"):
         # A request of the work in hand, unless a clause of its own states something
-        # ("…, she wrote the original scheduler", "…? that's where the customer is").
+        # ("…, she wrote the original scheduler", "…? that's where the customer is"): a
+        # name in a request ("find flights to Bergen") is what the agent was asked to work
+        # on, not something the user told it.
         if _STATED_CLAUSE.search(text):
             return Tier.STATEMENT
         return Tier.ROUTINE
+    # A name (in any script) is what the agent cannot look up again: a sentence naming
+    # somebody or something is never courtesy.
+    if named:
+        return Tier.STATEMENT
     if _PRONOUN.search(text) and len(words) <= _PRONOUN_STATEMENT_WORDS:
         return Tier.STATEMENT
     if _COMMON_TIME.search(text) or len(words) >= _PLAIN_STATEMENT_WORDS:

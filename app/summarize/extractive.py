@@ -25,6 +25,7 @@ from app.budget.statements import (
     is_bare_revision,
     is_correction,
     is_request,
+    refers_back,
     revises,
     tier,
 )
@@ -315,12 +316,25 @@ def _pieces(sentence: str) -> list[str]:
     return pieces
 
 
+def _with_clauses_after_questions(sentences: list[str]) -> list[str]:
+    """A question and the clause after it that refers back to it, as one ("is the Dunedin
+    region big enough? that's where the customer is"): the clause alone has lost its name,
+    the question alone reads as a request of the work in hand."""
+    joined: list[str] = []
+    for sentence in sentences:
+        if joined and joined[-1].rstrip().endswith("?") and refers_back(sentence):
+            joined[-1] = f"{joined[-1].rstrip()} {sentence.strip()}"
+        else:
+            joined.append(sentence)
+    return joined
+
+
 def _user_candidates(message: SourceMessage, position: int) -> list[_Candidate]:
     """Every sentence the user wrote, in their words; its tier is judged when room is given
     out. At most a number of them per message: a pasted document is not a list of
     statements about the user."""
     found: list[_Candidate] = []
-    for raw in split_sentences(message.text):
+    for raw in _with_clauses_after_questions(split_sentences(message.text)):
         for sentence in (p for part in _requests_apart(raw) for p in _pieces(part)):
             if len(sentence) < 3:
                 continue

@@ -88,19 +88,31 @@ def test_a_statement_on_another_subject_or_without_a_correction_revises_nothing(
 @pytest.mark.parametrize(
     "sentence",
     [
-        "what time is it in Bratislava right now?",
         "is the Dunedin region big enough for the pilot? that's where the customer is",
         "open a ticket for Cuthbert's team about the flaky export, they maintain it",
-        "update the README so it says the support team is in Plovdiv",
         "could you stick to answers as bullet points, not paragraphs?",
-        "kannst du den Kunden fragen, ob das Meeting in Dortmund bleibt?",
         "sorry, Cluj, not Lyon",
     ],
 )
-def test_a_request_or_question_that_names_or_states_something_is_a_statement(
+def test_a_request_or_question_that_states_something_is_a_statement(
     sentence: str,
 ) -> None:
     assert tier(sentence) == Tier.STATEMENT
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "what time is it in Bratislava right now?",
+        "find me a hotel in Ljubljana near the old town",
+        "kannst du den Kunden fragen, ob das Meeting in Dortmund bleibt?",
+        "can you pay the Vodafone bill from the Revolut account?",
+    ],
+)
+def test_a_request_that_only_names_what_to_work_on_is_routine(sentence: str) -> None:
+    # A travel or finance agent's every request names a place or an account: counted as
+    # statements, they crowd out what the user told it about themselves.
+    assert tier(sentence) is Tier.ROUTINE
 
 
 @pytest.mark.parametrize(
