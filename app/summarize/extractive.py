@@ -241,8 +241,20 @@ def _dense(sentence: str) -> bool:
     return specifics * _WORDS_PER_SPECIFIC >= len(sentence.split())
 
 
-@lru_cache(maxsize=TEXTS_REMEMBERED)
 def _content_words(text: str) -> frozenset[str]:
+    # Only item-sized texts are remembered: a whole reply may be megabytes, and the cache
+    # would keep every one of them alive for the life of the process.
+    if len(text) <= MAX_ITEM_CHARS:
+        return _item_content_words(text)
+    return _words_of_content(text)
+
+
+@lru_cache(maxsize=TEXTS_REMEMBERED)
+def _item_content_words(text: str) -> frozenset[str]:
+    return _words_of_content(text)
+
+
+def _words_of_content(text: str) -> frozenset[str]:
     return frozenset(w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4) - _COMMON
 
 
@@ -476,7 +488,7 @@ def _tier(text: str) -> int:
 def forget_texts() -> None:
     """Forget what the fold read off texts (the next fold reads everything again). The
     outcome of a fold is the same either way; only its cost differs."""
-    for remembered in (_tier, _normalise, _specificity, _content_words):
+    for remembered in (_tier, _normalise, _specificity, _item_content_words):
         remembered.cache_clear()
     _LINE_TOKENS.clear()
 
