@@ -186,6 +186,15 @@ class DriverStatement:
             compiled: Any = self.statement.compile(dialect=dialect)  # type: ignore[attr-defined]
             if "POSTCOMPILE" in compiled.string:
                 raise TypeError("a statement run on the driver needs one text: no expanding IN")
+            # A column default computed in Python (a timestamp, a new list) would be computed
+            # once, here, and then written on every execution: bind every such column.
+            computed = [
+                *(c for c in compiled.insert_prefetch if getattr(c.default, "is_callable", 0)),
+                *(c for c in compiled.update_prefetch if getattr(c.onupdate, "is_callable", 0)),
+            ]
+            if computed:
+                missing = ", ".join(sorted(str(c.name) for c in computed))
+                raise TypeError(f"a statement run on the driver must bind {missing}")
             names = tuple(compiled.positiontup or ())
             processors = tuple(
                 compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect)
