@@ -759,8 +759,9 @@ class _Room:
             cost += _line_tokens(self.counter, self.counter_name, title) + 1
         return cost
 
-    def take(self, entry: _Entry) -> None:
-        self.used += self.cost(entry)
+    def take(self, entry: _Entry, cost: int) -> None:
+        """Book ``entry`` at the ``cost`` just weighed for it."""
+        self.used += cost
         if self.titled is None:
             self.titled = set()
         self.titled.add(entry.field)
@@ -789,12 +790,12 @@ def _fill_user_block(
         cost = room.cost(entry)
         if entry.rank <= Tier.PLAIN:
             if room.used + cost <= limit:
-                room.take(entry)
+                room.take(entry, cost)
                 kept.append(entry)
             else:
                 left_out.append(entry)
         elif entry.rank == Tier.ROUTINE and room.used + cost <= limit * ROUTINE_ROOM_SHARE:
-            room.take(entry)
+            room.take(entry, cost)
             kept.append(entry)
         elif entry.carried:
             left_out.append(entry)  # it was in the block: it leaves visibly
@@ -808,7 +809,7 @@ def _fill_others(others: list[_Entry], limit: int, room: _Room) -> list[_Entry]:
     for entry in sorted(others, key=lambda e: (e.rank, -e.score, -e.newest)):
         cost = room.cost(entry)
         if room.used + cost <= limit:
-            room.take(entry)
+            room.take(entry, cost)
             kept.append(entry)
     return kept
 
@@ -833,9 +834,10 @@ def _take_back(left_out: list[_Entry], users: list[_Entry], room: _Room, target:
         notice_saved = counter.count_text(_notice(left_out)) - counter.count_text(
             _notice([e for e in left_out if e is not entry])
         )
-        if room.used + room.cost(entry) - notice_saved <= target:
+        cost = room.cost(entry)
+        if room.used + cost - notice_saved <= target:
             room.used -= notice_saved
-            room.take(entry)
+            room.take(entry, cost)
             users.append(entry)
             left_out.remove(entry)
 
