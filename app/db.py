@@ -48,7 +48,7 @@ from sqlalchemy.util import greenlet_spawn
 
 from app.caches import LRU
 from app.errors import DatabaseUnavailableError, InvalidRequestError, ServiceError
-from app.recovery import DatabaseRecovery
+from app.recovery import RETRY_AFTER_MIN_SECONDS, DatabaseRecovery
 
 logger = logging.getLogger(__name__)
 
@@ -265,18 +265,72 @@ async def _on_driver(
     if events:
         for listener in sync.dispatch.before_cursor_execute:
             sql, arguments = listener(sync, None, sql, arguments, context, False)
-    try:
-        if adapted._transaction is None:
-            await adapted._start_transaction()
-        result = await (driver.fetch(sql, *arguments) if rows else driver.execute(sql, *arguments))
-    except Exception as error:
-        # As SQLAlchemy would have raised it: its DBAPIError (the 503 and 400 handling read
-        # it), the pooled connection invalidated if the database dropped it.
-        await greenlet_spawn(_raise_as_sqlalchemy, sync, adapted, error, sql, arguments, context)
-        raise  # not reached: the line above raises
+    # One statement at a time on a connection, as SQLAlchemy's own statements are: asyncpg
+    # refuses a second one while the first is under way ("another operation is in
+    # progress"), which would read as a lost database. Two tasks sharing a request's
+    # session (an ``asyncio.gather``) wait for each other on the adapter's own lock.
+    async with adapted._execute_mutex:
+        try:
+            # A schema change another connection of this process met (below) makes this
+            # one drop its prepared statements too before it uses them.
+            await adapted._check_type_cache_invalidation(
+                connection.dialect._invalidate_schema_cache_asof  # type: ignore[attr-defined]
+            )
+            opened = adapted._transaction is None
+            if opened:
+                await adapted._start_transaction()
+            try:
+                result = await _send(driver, sql, arguments, rows=rows)
+            except _STALE_STATEMENT as error:
+                if not _stale_statement(error):
+                    raise
+                # A migration changed a table under a statement this connection prepared
+                # before it. asyncpg dropped this connection's statements; the dialect's
+                # mark tells the pool's other connections to drop theirs.
+                connection.dialect._invalidate_schema_cache()  # type: ignore[attr-defined]
+                await driver.reload_schema_state()
+                if not opened:
+                    # Earlier statements of the transaction ran, and the error aborted it:
+                    # only the whole request can be tried again.
+                    raise StaleStatementError(str(error)) from error
+                # Nothing else of the transaction ran: begin it again and retry once.
+                await adapted._call_and_discard(adapted._transaction.rollback)
+                await adapted._start_transaction()
+                result = await _send(driver, sql, arguments, rows=rows)
+        except StaleStatementError:
+            raise
+        except Exception as error:
+            # As SQLAlchemy would have raised it: its DBAPIError (the 503 and 400 handling
+            # read it), the pooled connection invalidated if the database dropped it.
+            await greenlet_spawn(
+                _raise_as_sqlalchemy, sync, adapted, error, sql, arguments, context
+            )
+            raise  # not reached: the line above raises
     if events:
         sync.dispatch.after_cursor_execute(sync, None, sql, arguments, context, False)
     return result
+
+
+async def _send(driver: asyncpg.Connection, sql: str, arguments: list[Any], *, rows: bool) -> Any:
+    return await (driver.fetch(sql, *arguments) if rows else driver.execute(sql, *arguments))
+
+
+#: What Postgres says when a prepared statement outlived the schema it was planned for:
+#: "cached plan must not change result type" (asyncpg's InvalidCachedStatementError), and
+#: "cache lookup failed for type" after a type it used was dropped and made again.
+_STALE_STATEMENT = (asyncpg.InvalidCachedStatementError, asyncpg.InternalServerError)
+
+
+def _stale_statement(error: Exception) -> bool:
+    if isinstance(error, asyncpg.InvalidCachedStatementError):
+        return True
+    return "cache lookup failed for type" in str(error)
+
+
+class StaleStatementError(Exception):
+    """A prepared statement met a schema changed since it was prepared, after earlier
+    statements of its transaction had run: the transaction is lost, and the request can be
+    tried again at once (this connection and the pool's others prepare afresh)."""
 
 
 def _raise_as_sqlalchemy(
@@ -497,6 +551,15 @@ def is_database_unreachable(error: BaseException) -> bool:
     return isinstance(error, _UNREACHABLE)
 
 
+def is_stale_statement(error: BaseException) -> bool:
+    """Whether a prepared statement met a schema changed since it was prepared (a migration
+    run by another process), on the driver's path or SQLAlchemy's own."""
+    if isinstance(error, StaleStatementError):
+        return True
+    cause = getattr(getattr(error, "orig", None), "__cause__", None)
+    return isinstance(error, DBAPIError) and isinstance(cause, asyncpg.InvalidCachedStatementError)
+
+
 def is_unstorable_value(error: BaseException) -> bool:
     """Whether the database refused a value the request brought (SQLSTATE class 22, "data
     exception": out of range, bad encoding): the client's error, not a bug of ours."""
@@ -551,6 +614,13 @@ async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
         except Exception as error:
             if is_database_unreachable(error):
                 raise _unavailable(error, recovery) from error
+            if is_stale_statement(error):
+                # The connections prepare afresh from here on: a retry at once succeeds.
+                raise DatabaseUnavailableError(
+                    "the database's schema changed under this request (a migration); retry "
+                    "it now, with the same Idempotency-Key",
+                    retry_after_seconds=RETRY_AFTER_MIN_SECONDS,
+                ) from error
             if is_unstorable_value(error):
                 raise InvalidRequestError(
                     f"the database refused a value of the request: {error.orig}"  # type: ignore[attr-defined]
