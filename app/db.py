@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from fastapi import Depends, Request
 from sqlalchemy import (
+    JSON,
     Boolean,
     ColumnElement,
     Connection,
@@ -21,10 +23,13 @@ from sqlalchemy import (
     Dialect,
     Executable,
     Insert,
+    Text,
     Update,
     any_,
     bindparam,
+    cast,
     event,
+    func,
     insert,
     literal_column,
     select,
@@ -364,10 +369,35 @@ class WriteBatch:
     ORM's unit of work."""
 
     def __init__(self) -> None:
-        self._writes: list[tuple[Hashable, StatementBuilder, Mapping[str, Any]]] = []
+        self._writes: list[_Write] = []
 
     def add(self, shape: Hashable, build: StatementBuilder, params: Mapping[str, Any]) -> None:
-        self._writes.append((shape, build, params))
+        self._writes.append(_Write(shape, build, params))
+
+    def add_rows(
+        self, shape: Hashable, model: Any, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """An INSERT of ``rows`` (each with every one of ``columns``), however many.
+
+        On Postgres one statement text whatever their number: each column's values go as one
+        array parameter, unnested into rows (``INSERT … SELECT * FROM unnest($1::…[], …)``).
+        A multi-row ``VALUES`` would be a new text per row count, a statement SQLAlchemy
+        cannot cache and compiles again each time (some 2,000 parameters for a step of 128
+        tool calls), and asyncpg prepares again too. Elsewhere, one row at a time
+        (``executemany``)."""
+        table = model.__table__
+        params = {}
+        for column in columns:
+            values = [row[column] for row in rows]
+            if isinstance(table.c[column].type, JSON):
+                # As SQLAlchemy's JSON type binds a value (the engine's default serialiser;
+                # None is SQL NULL): an array's item processor would take a list value for
+                # a dimension of the array.
+                values = [None if v is None else json.dumps(v) for v in values]
+            params[column] = values
+        self._writes.append(
+            _Write(("rows", shape, tuple(columns)), insert_columns(model, columns), params, rows)
+        )
 
     def __len__(self) -> int:
         return len(self._writes)
@@ -377,16 +407,20 @@ class WriteBatch:
         if not writes:
             return
         if connection.dialect.name != "postgresql":
-            for shape, build, params in writes:
-                statement = _statement(shape, build, "w_")
-                await connection.execute(statement, {f"w_{k}": v for k, v in params.items()})
+            for write in writes:
+                if write.rows is not None:
+                    model = write.build("w_").table
+                    await connection.execute(insert(model), [dict(row) for row in write.rows])
+                    continue
+                statement = _statement(write.shape, write.build, "w_")
+                await connection.execute(statement, {f"w_{k}": v for k, v in write.params.items()})
             return
-        shapes = tuple(shape for shape, _, _ in writes)
+        shapes = tuple(write.shape for write in writes)
         combined = _COMBINED.get(shapes)
         if combined is None:
             ctes = [
-                _statement(shape, build, f"w{index}_").cte(f"write_{index}")
-                for index, (shape, build, _) in enumerate(writes)
+                _statement(write.shape, write.build, f"w{index}_").cte(f"write_{index}")
+                for index, write in enumerate(writes)
             ]
             combined = DriverStatement(select(literal_column("1")).add_cte(*ctes))
             _COMBINED.put(shapes, combined)
@@ -395,10 +429,21 @@ class WriteBatch:
             combined,
             {
                 f"w{index}_{name}": value
-                for index, (_, _, params) in enumerate(writes)
-                for name, value in params.items()
+                for index, write in enumerate(writes)
+                for name, value in write.params.items()
             },
         )
+
+
+@dataclass(frozen=True)
+class _Write:
+    """One write of a batch: its shape, how to build its statement, its parameters, and for
+    an INSERT of rows (:meth:`WriteBatch.add_rows`) the rows themselves."""
+
+    shape: Hashable
+    build: StatementBuilder
+    params: Mapping[str, Any]
+    rows: Sequence[Mapping[str, Any]] | None = None
 
 
 # Shapes are few; the bound keeps a pathological client from growing these without end.
@@ -447,6 +492,29 @@ def insert_rows(model: Any, columns: Sequence[str], rows: int = 1) -> StatementB
                 for row in range(rows)
             ]
         )
+
+    return build
+
+
+def insert_columns(model: Any, columns: Sequence[str]) -> StatementBuilder:
+    """A builder of an INSERT of any number of rows: each column's values one array
+    parameter (``prefix + column``), unnested into rows (Postgres)."""
+
+    def build(prefix: str) -> DmlStatement:
+        table = model.__table__
+        arrays = [
+            cast(
+                bindparam(
+                    prefix + c,
+                    # JSON goes as its text (see ``WriteBatch.add_rows``), cast on the way in.
+                    type_=ARRAY(Text if isinstance(table.c[c].type, JSON) else table.c[c].type),
+                ),
+                ARRAY(table.c[c].type),
+            )
+            for c in columns
+        ]
+        rows = func.unnest(*arrays).table_valued(*columns).render_derived()
+        return insert(model).from_select(list(columns), select(*(rows.c[c] for c in columns)))
 
     return build
 

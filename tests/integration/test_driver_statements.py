@@ -16,7 +16,15 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from app.db import DriverStatement, create_engine, fetch_rows
 from tests.conftest import RunningApp
-from tests.support import complete_turn, create_session, start_turn, step_body, words
+from tests.support import (
+    complete_turn,
+    create_session,
+    post_step,
+    start_turn,
+    step_body,
+    stored_messages,
+    words,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -101,6 +109,27 @@ async def test_pruning_and_summarising_any_number_of_messages_uses_one_statement
     texts = {text for text, _ in state_changes}
     assert not any(" IN (" in text for text in texts), texts
     assert all("= ANY (" in text for text in texts), texts
+
+
+async def test_steps_of_any_number_of_calls_store_them_with_one_statement_text(
+    postgres_apps: RunningApp,
+) -> None:
+    _, client = await postgres_apps.start()
+    session = await create_session(client, model="gpt-4o")
+    turn = await start_turn(client, session["id"], "Look these up.")
+    with statements() as seen:
+        for calls in (2, 5, 9):
+            ids = [f"call_{calls}_{n}" for n in range(calls)]
+            await post_step(client, session["id"], turn["turn_id"], ids, [f"r {i}" for i in ids])
+
+    texts = {text for text, _ in seen if "INSERT INTO messages" in text}
+    # One text for 3, 6 and 10 messages: prepared once, compiled once.
+    assert len(texts) == 1, texts
+    stored = await stored_messages(client, session["id"])
+    assert [m["role"] for m in stored].count("tool") == 16
+    assert stored[-1]["tool_call_id"] == "call_9_8"
+    assert stored[-1]["content"] == "r call_9_8"
+    assert stored[-10]["tool_calls"][0]["id"] == "call_9_0"
 
 
 async def _alter(postgres_url: str, statement: str) -> None:
