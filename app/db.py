@@ -396,7 +396,13 @@ class WriteBatch:
                 values = [None if v is None else json.dumps(v) for v in values]
             params[column] = values
         self._writes.append(
-            _Write(("rows", shape, tuple(columns)), insert_columns(model, columns), params, rows)
+            _Write(
+                ("rows", shape, tuple(columns)),
+                insert_columns(model, columns),
+                params,
+                rows=rows,
+                model=model,
+            )
         )
 
     def __len__(self) -> int:
@@ -409,8 +415,7 @@ class WriteBatch:
         if connection.dialect.name != "postgresql":
             for write in writes:
                 if write.rows is not None:
-                    model = write.build("w_").table
-                    await connection.execute(insert(model), [dict(row) for row in write.rows])
+                    await connection.execute(insert(write.model), [dict(row) for row in write.rows])
                     continue
                 statement = _statement(write.shape, write.build, "w_")
                 await connection.execute(statement, {f"w_{k}": v for k, v in write.params.items()})
@@ -444,6 +449,7 @@ class _Write:
     build: StatementBuilder
     params: Mapping[str, Any]
     rows: Sequence[Mapping[str, Any]] | None = None
+    model: Any = None
 
 
 # Shapes are few; the bound keeps a pathological client from growing these without end.
