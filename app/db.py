@@ -381,9 +381,9 @@ class WriteBatch:
 
         On Postgres one statement text whatever their number: each column's values go as one
         array parameter, unnested into rows (``INSERT … SELECT * FROM unnest($1::…[], …)``).
-        A multi-row ``VALUES`` would be a new text per row count, a statement SQLAlchemy
-        cannot cache and compiles again each time (some 2,000 parameters for a step of 128
-        tool calls), and asyncpg prepares again too. Elsewhere, one row at a time
+        A multi-row ``VALUES`` would be a new text per row count, compiled again (some 2,000
+        parameters for a step of 128 tool calls) whenever a batch's sequence of writes is
+        new, and too long for asyncpg to keep prepared. Elsewhere, one row at a time
         (``executemany``)."""
         table = model.__table__
         params = {}
