@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from fastapi import Depends, Request
 from sqlalchemy import (
+    JSON,
     Boolean,
     ColumnElement,
     Connection,
@@ -21,10 +23,13 @@ from sqlalchemy import (
     Dialect,
     Executable,
     Insert,
+    Text,
     Update,
     any_,
     bindparam,
+    cast,
     event,
+    func,
     insert,
     literal_column,
     select,
@@ -48,7 +53,7 @@ from sqlalchemy.util import greenlet_spawn
 
 from app.caches import LRU
 from app.errors import DatabaseUnavailableError, InvalidRequestError, ServiceError
-from app.recovery import DatabaseRecovery
+from app.recovery import RETRY_AFTER_MIN_SECONDS, DatabaseRecovery
 
 logger = logging.getLogger(__name__)
 
@@ -265,18 +270,72 @@ async def _on_driver(
     if events:
         for listener in sync.dispatch.before_cursor_execute:
             sql, arguments = listener(sync, None, sql, arguments, context, False)
-    try:
-        if adapted._transaction is None:
-            await adapted._start_transaction()
-        result = await (driver.fetch(sql, *arguments) if rows else driver.execute(sql, *arguments))
-    except Exception as error:
-        # As SQLAlchemy would have raised it: its DBAPIError (the 503 and 400 handling read
-        # it), the pooled connection invalidated if the database dropped it.
-        await greenlet_spawn(_raise_as_sqlalchemy, sync, adapted, error, sql, arguments, context)
-        raise  # not reached: the line above raises
+    # One statement at a time on a connection, as SQLAlchemy's own statements are: asyncpg
+    # refuses a second one while the first is under way ("another operation is in
+    # progress"), which would read as a lost database. Two tasks sharing a request's
+    # session (an ``asyncio.gather``) wait for each other on the adapter's own lock.
+    async with adapted._execute_mutex:
+        try:
+            # A schema change another connection of this process met (below) makes this
+            # one drop its prepared statements too before it uses them.
+            await adapted._check_type_cache_invalidation(
+                connection.dialect._invalidate_schema_cache_asof  # type: ignore[attr-defined]
+            )
+            opened = adapted._transaction is None
+            if opened:
+                await adapted._start_transaction()
+            try:
+                result = await _send(driver, sql, arguments, rows=rows)
+            except _STALE_STATEMENT as error:
+                if not _stale_statement(error):
+                    raise
+                # A migration changed a table under a statement this connection prepared
+                # before it. asyncpg dropped this connection's statements; the dialect's
+                # mark tells the pool's other connections to drop theirs.
+                connection.dialect._invalidate_schema_cache()  # type: ignore[attr-defined]
+                await driver.reload_schema_state()
+                if not opened:
+                    # Earlier statements of the transaction ran, and the error aborted it:
+                    # only the whole request can be tried again.
+                    raise StaleStatementError(str(error)) from error
+                # Nothing else of the transaction ran: begin it again and retry once.
+                await adapted._call_and_discard(adapted._transaction.rollback)
+                await adapted._start_transaction()
+                result = await _send(driver, sql, arguments, rows=rows)
+        except StaleStatementError:
+            raise
+        except Exception as error:
+            # As SQLAlchemy would have raised it: its DBAPIError (the 503 and 400 handling
+            # read it), the pooled connection invalidated if the database dropped it.
+            await greenlet_spawn(
+                _raise_as_sqlalchemy, sync, adapted, error, sql, arguments, context
+            )
+            raise  # not reached: the line above raises
     if events:
         sync.dispatch.after_cursor_execute(sync, None, sql, arguments, context, False)
     return result
+
+
+async def _send(driver: asyncpg.Connection, sql: str, arguments: list[Any], *, rows: bool) -> Any:
+    return await (driver.fetch(sql, *arguments) if rows else driver.execute(sql, *arguments))
+
+
+#: What Postgres says when a prepared statement outlived the schema it was planned for:
+#: "cached plan must not change result type" (asyncpg's InvalidCachedStatementError), and
+#: "cache lookup failed for type" after a type it used was dropped and made again.
+_STALE_STATEMENT = (asyncpg.InvalidCachedStatementError, asyncpg.InternalServerError)
+
+
+def _stale_statement(error: Exception) -> bool:
+    if isinstance(error, asyncpg.InvalidCachedStatementError):
+        return True
+    return "cache lookup failed for type" in str(error)
+
+
+class StaleStatementError(Exception):
+    """A prepared statement met a schema changed since it was prepared, after earlier
+    statements of its transaction had run: the transaction is lost, and the request can be
+    tried again at once (this connection and the pool's others prepare afresh)."""
 
 
 def _raise_as_sqlalchemy(
@@ -310,10 +369,41 @@ class WriteBatch:
     ORM's unit of work."""
 
     def __init__(self) -> None:
-        self._writes: list[tuple[Hashable, StatementBuilder, Mapping[str, Any]]] = []
+        self._writes: list[_Write] = []
 
     def add(self, shape: Hashable, build: StatementBuilder, params: Mapping[str, Any]) -> None:
-        self._writes.append((shape, build, params))
+        self._writes.append(_Write(shape, build, params))
+
+    def add_rows(
+        self, shape: Hashable, model: Any, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """An INSERT of ``rows`` (each with every one of ``columns``), however many.
+
+        On Postgres one statement text whatever their number: each column's values go as one
+        array parameter, unnested into rows (``INSERT … SELECT * FROM unnest($1::…[], …)``).
+        A multi-row ``VALUES`` would be a new text per row count, compiled again (some 2,000
+        parameters for a step of 128 tool calls) whenever a batch's sequence of writes is
+        new, and too long for asyncpg to keep prepared. Elsewhere, one row at a time
+        (``executemany``)."""
+        table = model.__table__
+        params = {}
+        for column in columns:
+            values = [row[column] for row in rows]
+            if isinstance(table.c[column].type, JSON):
+                # As SQLAlchemy's JSON type binds a value (the engine's default serialiser;
+                # None is SQL NULL): an array's item processor would take a list value for
+                # a dimension of the array.
+                values = [None if v is None else json.dumps(v) for v in values]
+            params[column] = values
+        self._writes.append(
+            _Write(
+                ("rows", shape, tuple(columns)),
+                insert_columns(model, columns),
+                params,
+                rows=rows,
+                model=model,
+            )
+        )
 
     def __len__(self) -> int:
         return len(self._writes)
@@ -323,16 +413,19 @@ class WriteBatch:
         if not writes:
             return
         if connection.dialect.name != "postgresql":
-            for shape, build, params in writes:
-                statement = _statement(shape, build, "w_")
-                await connection.execute(statement, {f"w_{k}": v for k, v in params.items()})
+            for write in writes:
+                if write.rows is not None:
+                    await connection.execute(insert(write.model), [dict(row) for row in write.rows])
+                    continue
+                statement = _statement(write.shape, write.build, "w_")
+                await connection.execute(statement, {f"w_{k}": v for k, v in write.params.items()})
             return
-        shapes = tuple(shape for shape, _, _ in writes)
+        shapes = tuple(write.shape for write in writes)
         combined = _COMBINED.get(shapes)
         if combined is None:
             ctes = [
-                _statement(shape, build, f"w{index}_").cte(f"write_{index}")
-                for index, (shape, build, _) in enumerate(writes)
+                _statement(write.shape, write.build, f"w{index}_").cte(f"write_{index}")
+                for index, write in enumerate(writes)
             ]
             combined = DriverStatement(select(literal_column("1")).add_cte(*ctes))
             _COMBINED.put(shapes, combined)
@@ -341,10 +434,22 @@ class WriteBatch:
             combined,
             {
                 f"w{index}_{name}": value
-                for index, (_, _, params) in enumerate(writes)
-                for name, value in params.items()
+                for index, write in enumerate(writes)
+                for name, value in write.params.items()
             },
         )
+
+
+@dataclass(frozen=True)
+class _Write:
+    """One write of a batch: its shape, how to build its statement, its parameters, and for
+    an INSERT of rows (:meth:`WriteBatch.add_rows`) the rows themselves."""
+
+    shape: Hashable
+    build: StatementBuilder
+    params: Mapping[str, Any]
+    rows: Sequence[Mapping[str, Any]] | None = None
+    model: Any = None
 
 
 # Shapes are few; the bound keeps a pathological client from growing these without end.
@@ -393,6 +498,29 @@ def insert_rows(model: Any, columns: Sequence[str], rows: int = 1) -> StatementB
                 for row in range(rows)
             ]
         )
+
+    return build
+
+
+def insert_columns(model: Any, columns: Sequence[str]) -> StatementBuilder:
+    """A builder of an INSERT of any number of rows: each column's values one array
+    parameter (``prefix + column``), unnested into rows (Postgres)."""
+
+    def build(prefix: str) -> DmlStatement:
+        table = model.__table__
+        arrays = [
+            cast(
+                bindparam(
+                    prefix + c,
+                    # JSON goes as its text (see ``WriteBatch.add_rows``), cast on the way in.
+                    type_=ARRAY(Text if isinstance(table.c[c].type, JSON) else table.c[c].type),
+                ),
+                ARRAY(table.c[c].type),
+            )
+            for c in columns
+        ]
+        rows = func.unnest(*arrays).table_valued(*columns).render_derived()
+        return insert(model).from_select(list(columns), select(*(rows.c[c] for c in columns)))
 
     return build
 
@@ -497,6 +625,15 @@ def is_database_unreachable(error: BaseException) -> bool:
     return isinstance(error, _UNREACHABLE)
 
 
+def is_stale_statement(error: BaseException) -> bool:
+    """Whether a prepared statement met a schema changed since it was prepared (a migration
+    run by another process), on the driver's path or SQLAlchemy's own."""
+    if isinstance(error, StaleStatementError):
+        return True
+    cause = getattr(getattr(error, "orig", None), "__cause__", None)
+    return isinstance(error, DBAPIError) and isinstance(cause, asyncpg.InvalidCachedStatementError)
+
+
 def is_unstorable_value(error: BaseException) -> bool:
     """Whether the database refused a value the request brought (SQLSTATE class 22, "data
     exception": out of range, bad encoding): the client's error, not a bug of ours."""
@@ -551,6 +688,13 @@ async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
         except Exception as error:
             if is_database_unreachable(error):
                 raise _unavailable(error, recovery) from error
+            if is_stale_statement(error):
+                # The connections prepare afresh from here on: a retry at once succeeds.
+                raise DatabaseUnavailableError(
+                    "the database's schema changed under this request (a migration); retry "
+                    "it now, with the same Idempotency-Key",
+                    retry_after_seconds=RETRY_AFTER_MIN_SECONDS,
+                ) from error
             if is_unstorable_value(error):
                 raise InvalidRequestError(
                     f"the database refused a value of the request: {error.orig}"  # type: ignore[attr-defined]

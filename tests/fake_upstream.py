@@ -281,6 +281,13 @@ class FakeUpstream:
             await asyncio.sleep(3600)
         if fault == "garbage":
             return Response(b"<html>502 Bad Gateway</html>", media_type="application/json")
+        if fault == "garbage_retry_after":
+            # A gateway in front of the provider, asking for a wait in its own page.
+            return Response(
+                b"<html>Down for maintenance</html>",
+                media_type="application/json",
+                headers={"retry-after": "17"},
+            )
         if fault == "overloaded":
             if anthropic:
                 body = {

@@ -47,6 +47,7 @@ from app.proxy.upstream import (
     forwarded_request_headers,
     returned_response_headers,
     upstream_client,
+    upstream_retry_after,
     upstream_url,
 )
 from app.runtime import Runtime
@@ -365,16 +366,17 @@ async def _forward(
         ) from error
     returned = returned_response_headers(response.headers)
     streamed = response.headers.get("content-type", "").startswith("text/event-stream")
+    wait = upstream_retry_after(response.headers)
     if response.status_code >= 400 or not streamed:
         try:
             content = await response.aread()
         except httpx.HTTPError as error:
-            raise _upstream_failed(f"the upstream's answer broke off: {error!r}") from error
+            raise _upstream_failed(f"the upstream's answer broke off: {error!r}", wait) from error
         finally:
             await response.aclose()
         upstream_seconds = time.perf_counter() - sent
         if response.status_code < 400:
-            await _record_safely(record, _whole_answer(protocol, content))
+            await _record_safely(record, _whole_answer(protocol, content, wait))
         overhead_ms = (time.perf_counter() - started - upstream_seconds) * 1000
         # An upstream error passes through as it came, status and body.
         return Response(
@@ -390,17 +392,21 @@ async def _forward(
     )
 
 
-def _upstream_failed(message: str) -> ProxyError:
-    return ProxyError(502, "upstream_failed", message)
+def _upstream_failed(message: str, retry_after: str | None = None) -> ProxyError:
+    """A 502 ``upstream_failed``: told to wait what the upstream said, when it said it."""
+    headers = {"Retry-After": retry_after} if retry_after is not None else None
+    return ProxyError(502, "upstream_failed", message, headers=headers)
 
 
-def _whole_answer(protocol: Protocol, content: bytes) -> Answer:
+def _whole_answer(protocol: Protocol, content: bytes, retry_after: str | None) -> Answer:
     try:
         answer = answer_of_body(protocol, json.loads(content))
     except ValueError:
         answer = None
     if answer is None:
-        raise _upstream_failed(f"the upstream answered something that is not a {protocol} response")
+        raise _upstream_failed(
+            f"the upstream answered something that is not a {protocol} response", retry_after
+        )
     return answer
 
 

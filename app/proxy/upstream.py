@@ -9,6 +9,7 @@ pass through as sent; they are never stored or logged. contextd's own headers
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import httpx
@@ -72,6 +73,29 @@ def returned_response_headers(headers: httpx.Headers) -> dict[str, str]:
     return {
         name: value for name, value in headers.items() if name.lower() not in _HOP_RESPONSE_HEADERS
     }
+
+
+def upstream_retry_after(headers: httpx.Headers) -> str | None:
+    """The wait the upstream asked for, as a ``Retry-After`` value, if it asked for one.
+
+    Both providers send ``retry-after`` (seconds) with an answer that asks for a wait
+    (Anthropic: https://docs.anthropic.com/en/api/rate-limits#response-headers; OpenAI, whose
+    SDKs also read ``retry-after-ms``: https://platform.openai.com/docs/guides/rate-limits and
+    openai-python's ``_calculate_retry_timeout``). ``retry-after`` passes as sent (seconds or
+    an HTTP date, RFC 9110 §10.2.3); ``retry-after-ms`` alone is given in whole seconds,
+    rounded up."""
+    value: str | None = headers.get("retry-after")
+    if value is not None and value.strip():
+        return value.strip()
+    milliseconds: str | None = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            seconds = float(milliseconds) / 1000
+        except ValueError:
+            return None
+        if math.isfinite(seconds) and seconds >= 0:
+            return str(max(1, math.ceil(seconds)))
+    return None
 
 
 def upstream_client(settings: Settings) -> httpx.AsyncClient:

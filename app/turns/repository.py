@@ -468,16 +468,18 @@ class TurnRepository:
         if not rows:
             return
         columns = (*MESSAGE_COLUMNS, "id") if "id" in rows[0] else MESSAGE_COLUMNS
-        batch.add(
-            ("insert_messages", len(rows), len(columns)),
-            insert_rows(MessageRecord, columns, len(rows)),
-            {
-                f"{index}_{column}": self.tenant_id if column == "tenant_id" else row[column]
-                for index, row in enumerate(rows)
-                for column in columns
-            }
-            if len(rows) > 1
-            else {c: self.tenant_id if c == "tenant_id" else rows[0][c] for c in columns},
+        if len(rows) == 1:
+            batch.add(
+                ("insert_message", len(columns)),
+                insert_rows(MessageRecord, columns),
+                {c: self.tenant_id if c == "tenant_id" else rows[0][c] for c in columns},
+            )
+            return
+        batch.add_rows(
+            "insert_messages",
+            MessageRecord,
+            columns,
+            [{**row, "tenant_id": self.tenant_id} for row in rows],
         )
 
     def recount(

@@ -4,16 +4,27 @@ execution, errors included, and a list of ids must not make a new statement per 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, func, literal_column, select
 from sqlalchemy.engine import Engine
+from sqlalchemy.ext.asyncio import create_async_engine
 
+from app.db import DriverStatement, create_engine, fetch_rows
 from tests.conftest import RunningApp
-from tests.support import create_session, start_turn, step_body, words
+from tests.support import (
+    complete_turn,
+    create_session,
+    post_step,
+    start_turn,
+    step_body,
+    stored_messages,
+    words,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -98,3 +109,92 @@ async def test_pruning_and_summarising_any_number_of_messages_uses_one_statement
     texts = {text for text, _ in state_changes}
     assert not any(" IN (" in text for text in texts), texts
     assert all("= ANY (" in text for text in texts), texts
+
+
+async def test_steps_of_any_number_of_calls_store_them_with_one_statement_text(
+    postgres_apps: RunningApp,
+) -> None:
+    _, client = await postgres_apps.start()
+    session = await create_session(client, model="gpt-4o")
+    turn = await start_turn(client, session["id"], "Look these up.")
+    with statements() as seen:
+        for calls in (2, 5, 9):
+            ids = [f"call_{calls}_{n}" for n in range(calls)]
+            await post_step(client, session["id"], turn["turn_id"], ids, [f"r {i}" for i in ids])
+
+    texts = {text for text, _ in seen if "INSERT INTO messages" in text}
+    # One text for 3, 6 and 10 messages: prepared once, compiled once.
+    assert len(texts) == 1, texts
+    stored = await stored_messages(client, session["id"])
+    assert [m["role"] for m in stored].count("tool") == 16
+    assert stored[-1]["tool_call_id"] == "call_9_8"
+    assert stored[-1]["content"] == "r call_9_8"
+    assert stored[-10]["tool_calls"][0]["id"] == "call_9_0"
+
+
+async def _alter(postgres_url: str, statement: str) -> None:
+    """A schema change made by another process (a rolling migration)."""
+    engine = create_async_engine(postgres_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.exec_driver_sql(statement)
+    finally:
+        await engine.dispose()
+
+
+async def test_a_migration_under_the_lock_statement_is_met_by_preparing_it_again(
+    postgres_apps: RunningApp, postgres_url: str
+) -> None:
+    _, client = await postgres_apps.start()
+    session = await create_session(client, model="gpt-4o")
+    first_turn = await start_turn(client, session["id"], "First question.")
+    await complete_turn(client, session["id"], first_turn["turn_id"], "An answer.")
+    # The locked session row's statement reads this column: its prepared plan's result type
+    # changes ("cached plan must not change result type").
+    await _alter(postgres_url, "ALTER TABLE sessions ALTER COLUMN mode TYPE varchar(300)")
+
+    started = await client.post(
+        f"/v1/sessions/{session['id']}/turns", json={"message": {"content": "Second question."}}
+    )
+
+    assert started.status_code == 201, started.text
+
+
+async def test_a_migration_under_a_later_statement_asks_for_a_retry_that_succeeds(
+    postgres_apps: RunningApp, postgres_url: str
+) -> None:
+    _, client = await postgres_apps.start()
+    session = await create_session(client, model="gpt-4o")
+    first_turn = await start_turn(client, session["id"], "First question.")
+    await complete_turn(client, session["id"], first_turn["turn_id"], "An answer.")
+    # Read by the snapshot, after the lock: the transaction has run a statement already.
+    await _alter(postgres_url, "ALTER TABLE messages ALTER COLUMN name TYPE varchar(100)")
+    base = f"/v1/sessions/{session['id']}/turns"
+
+    first = await client.post(base, json={"message": {"content": "Second question."}})
+    assert first.status_code == 503, first.text
+    assert first.json()["error"]["code"] == "database_unavailable"
+    assert first.headers["Retry-After"] == "1"
+    retried = await client.post(base, json={"message": {"content": "Second question."}})
+
+    assert retried.status_code == 201, retried.text
+    turns = (await client.get(f"/v1/sessions/{session['id']}")).json()
+    assert turns["message_count"] == 3
+
+
+async def test_statements_of_two_tasks_on_one_connection_wait_for_each_other(
+    postgres_url: str,
+) -> None:
+    engine = create_engine(postgres_url)
+    sleep = DriverStatement(select(func.pg_sleep(0.05), literal_column("1")))
+    try:
+        async with engine.connect() as connection:
+            # Without a lock, asyncpg refuses the second: "another operation is in progress".
+            results = await asyncio.gather(
+                fetch_rows(connection, sleep, {}), fetch_rows(connection, sleep, {})
+            )
+            await connection.commit()
+    finally:
+        await engine.dispose()
+
+    assert [rows[0][1] for rows in results] == [1, 1]

@@ -480,6 +480,22 @@ async def test_an_upstream_that_hangs_is_a_502_with_retry_after(
     assert [m["role"] for m in stored] == ["user"]  # the turn waits for its answer
 
 
+async def test_a_502_tells_the_wait_the_upstream_asked_for(
+    proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
+) -> None:
+    upstream.fault, upstream.fault_count = "garbage_retry_after", 1
+    client = openai_sdk(proxy, "agent-wait")
+
+    with pytest.raises(openai.APIStatusError) as raised:
+        await client.chat.completions.create(
+            model="gpt-4", messages=[{"role": "user", "content": "Hello"}]
+        )
+
+    assert raised.value.status_code == 502
+    assert raised.value.code == "upstream_failed"
+    assert raised.value.response.headers["retry-after"] == "17"
+
+
 async def test_an_upstream_answering_garbage_is_a_502_and_stores_no_answer(
     proxy: FastAPI, upstream: FakeUpstream, contextd: httpx.AsyncClient
 ) -> None:
