@@ -307,7 +307,7 @@ def collect_garbage_for_serving() -> None:
 
     Every collection of the youngest generation walks the objects of the requests under way,
     and every collection of the oldest walks everything start-up built. With 16 agents in one
-    process, at 700 the collector ran about once every two requests and took ~1.4 ms of CPU
+    process, at 700 the collector ran about once every four requests and took ~1.4 ms of CPU
     a turn (one walk of the oldest generation ~200 ms); at 10,000, ~0.15 ms a turn
     (docs/benchmarks.md, "Server CPU per turn"). Cycles are still collected, less often;
     what reference counting frees is freed at once, as before.
