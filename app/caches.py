@@ -7,10 +7,11 @@ old in another worker (this process drops its own entry the moment it learns).
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from datetime import datetime
 from typing import Generic, TypeVar
 
@@ -64,6 +65,42 @@ class SummaryCache(LRU[tuple[int, datetime], SummaryContent]):
         super().__init__(max_entries)
 
 
+class Loads(Generic[K, V]):
+    """Reads under way on the event loop, by key: a request that needs what another one is
+    already reading waits for that read instead of sending the same query.
+
+    Without it, every request that arrives between an entry's expiry and the end of the read
+    that refreshes it sends the read again: under load that was most requests of the
+    second, each paying an ORM query (bench/wrk_load.py's profile showed the API-key check
+    at 6% of a worker's busy time). A read that fails (or whose request is cancelled) is
+    nobody else's error: each waiting request then reads for itself."""
+
+    def __init__(self) -> None:
+        #: The value boxed, or None when the read failed.
+        self._running: dict[K, asyncio.Future[tuple[V] | None]] = {}
+
+    async def load(self, key: K, read: Callable[[], Awaitable[V]]) -> V:
+        running = self._running.get(key)
+        if running is not None:
+            # Shielded: a waiter's cancellation must not cancel the read it shares.
+            shared = await asyncio.shield(running)
+            if shared is not None:
+                return shared[0]
+            return await read()
+        future: asyncio.Future[tuple[V] | None] = asyncio.get_running_loop().create_future()
+        self._running[key] = future
+        try:
+            value = await read()
+        except BaseException:
+            future.set_result(None)
+            raise
+        else:
+            future.set_result((value,))
+        finally:
+            del self._running[key]
+        return value
+
+
 class TTLCache(Generic[K, V]):
     """Entries that expire ``ttl_seconds`` after they were stored (0 turns the cache off)."""
 
@@ -77,6 +114,7 @@ class TTLCache(Generic[K, V]):
         self.ttl_seconds = ttl_seconds
         self.clock = clock
         self._entries: LRU[K, tuple[float, V]] = LRU(max_entries)
+        self._loads: Loads[K, V] = Loads()
 
     def get(self, key: K) -> V | None:
         entry = self._entries.get(key)
@@ -86,6 +124,19 @@ class TTLCache(Generic[K, V]):
         if self.clock() >= expires:
             self._entries.discard(key)
             return None
+        return value
+
+    async def get_or_read(self, key: K, read: Callable[[], Awaitable[V]]) -> V:
+        """The entry, or what ``read`` returns, kept; a read of the key already under way is
+        waited for rather than sent again (see :class:`Loads`). With no seconds to keep
+        anything, every call reads."""
+        value = self.get(key)
+        if value is not None:
+            return value
+        if self.ttl_seconds <= 0:
+            return await read()
+        value = await self._loads.load(key, read)
+        self.put(key, value)
         return value
 
     def put(self, key: K, value: V) -> None:

@@ -60,6 +60,8 @@ SCRIPT = Path(__file__).resolve().parent / "wrk" / "agent_turns.lua"
 TURNS_PER_SESSION = 40
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 STACKS = ("contextd", "bare")
+#: How long each server may take to migrate its database and start (a loaded machine is slow).
+STARTUP_SECONDS = 300.0
 
 
 def wrk_binary() -> str:
@@ -373,7 +375,7 @@ async def run(
                 ]
                 try:
                     for stack in stacks:
-                        stack.url = await asyncio.to_thread(stack.server.ready)
+                        stack.url = await asyncio.to_thread(stack.server.ready, STARTUP_SECONDS)
                         await serving(stack.url)
                     for number in range(rounds):
                         for stack in stacks:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 from app.auth.callers import Caller
-from app.caches import TTLCache
+from app.caches import Loads, TTLCache
 
 V = TypeVar("V")
 
@@ -44,6 +44,9 @@ class _Expiring(Generic[V]):
             ttl_seconds, max_entries=MAX_ENTRIES, clock=clock
         )
         self._changes_seen = _changes
+        # Keyed by the changes seen when the read started too: a request that comes after a
+        # key change never takes a read begun before it.
+        self._loads: Loads[tuple[str, int], V] | None = Loads() if ttl_seconds > 0 else None
 
     async def get(self, key: str, load: Callable[[], Awaitable[V]]) -> V:
         if self._changes_seen != _changes:
@@ -53,7 +56,10 @@ class _Expiring(Generic[V]):
         if kept is not None:
             return kept[0]
         changes_before = _changes
-        value = await load()
+        if self._loads is None:  # no cache: every request reads for itself
+            value = await load()
+        else:
+            value = await self._loads.load((key, changes_before), load)
         # A key change committed while this was read may not be in it: not kept.
         if changes_before == _changes:
             self._entries.put(key, (value,))

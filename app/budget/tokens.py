@@ -808,6 +808,10 @@ def _normalise_model(name: str) -> str:
     return name.rsplit("/", 1)[-1].lower()
 
 
+#: Model names whose lookup a registry keeps (see ``ModelRegistry.lookup``).
+LOOKUPS_KEPT = 1024
+
+
 class ModelRegistry:
     """The model table: the built-in entries, then an operator's, each by name."""
 
@@ -819,6 +823,10 @@ class ModelRegistry:
             )
         for spec in entries:
             self._entries[spec.name.lower()] = replace(spec, entry=spec.name.lower())
+        # Every request looks its session's model up (its budget, its counter, the metrics'
+        # label), and a lookup tries every entry of the table: the answers are kept, the table
+        # never changing once built. Names are the agents' free text, hence the bound.
+        self._found: dict[tuple[str, int], ModelSpec] = {}
 
     def entries(self) -> list[ModelSpec]:
         """Every entry, by name."""
@@ -830,6 +838,15 @@ class ModelRegistry:
     def lookup(self, name: str, *, default_context_limit: int = 8192) -> ModelSpec:
         """The spec of a model by exact name or longest known prefix ending at a dash;
         unknown models get the default context limit and a proxy count that errs high."""
+        key = (name, default_context_limit)
+        found = self._found.get(key)
+        if found is None:
+            if len(self._found) >= LOOKUPS_KEPT:
+                self._found.clear()
+            found = self._found[key] = self._lookup(name, default_context_limit)
+        return found
+
+    def _lookup(self, name: str, default_context_limit: int) -> ModelSpec:
         wanted = _normalise_model(name)
         best = ""
         for key in self._entries:

@@ -100,13 +100,14 @@ class CalibrationService:
         if not self.settings.calibration:
             return resolved.calibrated(1.0)
         key = (tenant_id, resolved.spec.calibration_key, resolved.counter.name)
-        ratio = self.cache.get(key) if self.cache is not None else None
-        if ratio is None:
+
+        async def read() -> float:
             calibration = await self.calibration(tenant_id, resolved.spec, resolved.counter)
-            ratio = calibration.ratio
-            if self.cache is not None:
-                self.cache.put(key, ratio)
-        return resolved.calibrated(ratio)
+            return calibration.ratio
+
+        if self.cache is None:
+            return resolved.calibrated(await read())
+        return resolved.calibrated(await self.cache.get_or_read(key, read))
 
     async def learn(
         self,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -90,3 +92,49 @@ def test_serve_on_an_unmigrated_database_exits_with_the_reason(empty_database_ur
 
     assert served.returncode == 2
     assert "contextd migrate" in served.stderr
+
+
+_SERVED_WORKER = """
+import asyncio, gc, json
+import httpx
+from app.main import SERVED_GC_THRESHOLD, create_served_app
+
+async def main():
+    app = create_served_app()
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://contextd.test"
+    ) as client:
+        created = await client.post("/v1/sessions", json={"model": "gpt-4o"})
+        print(json.dumps({
+            "status": created.status_code,
+            "frozen": gc.get_freeze_count(),
+            "threshold": gc.get_threshold()[0] == SERVED_GC_THRESHOLD,
+        }))
+
+asyncio.run(main())
+"""
+
+
+def test_a_served_worker_sets_what_start_up_built_apart_from_the_collector(
+    tmp_path: Path,
+) -> None:
+    # In a process of its own: the collector's settings are the whole interpreter's.
+    environment = {
+        **os.environ,
+        "CONTEXTD_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/served.db",
+        "CONTEXTD_AUTO_MIGRATE": "true",
+    }
+    served = subprocess.run(
+        [sys.executable, "-c", _SERVED_WORKER],
+        cwd=REPO,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+    assert served.returncode == 0, served.stderr
+    answer = json.loads(served.stdout.strip().splitlines()[-1])
+    assert answer["status"] == 201
+    assert answer["frozen"] > 10_000  # the modules and the app, not a handful of objects
+    assert answer["threshold"]

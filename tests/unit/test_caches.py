@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
 from app.caches import LRU, TTLCache
 
 
@@ -43,3 +47,79 @@ def test_a_ttl_of_zero_caches_nothing() -> None:
     cache.put("ratio", 1.2)
 
     assert cache.get("ratio") is None
+
+
+class Database:
+    """A read that waits to be let go, counting how often it is sent."""
+
+    def __init__(self, value: float = 1.2) -> None:
+        self.value = value
+        self.reads = 0
+        self.fail = False
+        self.release = asyncio.Event()
+
+    async def read(self) -> float:
+        self.reads += 1
+        await self.release.wait()
+        if self.fail:
+            self.fail = False
+            raise ConnectionError("the database went away")
+        return self.value
+
+
+async def test_requests_that_miss_together_share_one_read() -> None:
+    cache: TTLCache[str, float] = TTLCache(1.0, clock=Clock())
+    database = Database()
+
+    waiting = [asyncio.create_task(cache.get_or_read("ratio", database.read)) for _ in range(5)]
+    await asyncio.sleep(0)
+    database.release.set()
+
+    assert await asyncio.gather(*waiting) == [1.2] * 5
+    assert database.reads == 1
+    assert cache.get("ratio") == 1.2
+
+
+async def test_a_failed_shared_read_is_the_failure_of_its_own_request_only() -> None:
+    cache: TTLCache[str, float] = TTLCache(1.0, clock=Clock())
+    database = Database()
+    database.fail = True
+
+    first = asyncio.create_task(cache.get_or_read("ratio", database.read))
+    await asyncio.sleep(0)
+    second = asyncio.create_task(cache.get_or_read("ratio", database.read))
+    await asyncio.sleep(0)
+    database.release.set()
+
+    with pytest.raises(ConnectionError):
+        await first
+    assert await second == 1.2  # read again, for itself
+    assert database.reads == 2
+
+
+async def test_a_waiting_request_cancelled_leaves_the_shared_read_alone() -> None:
+    cache: TTLCache[str, float] = TTLCache(1.0, clock=Clock())
+    database = Database()
+
+    first = asyncio.create_task(cache.get_or_read("ratio", database.read))
+    await asyncio.sleep(0)
+    second = asyncio.create_task(cache.get_or_read("ratio", database.read))
+    await asyncio.sleep(0)
+    second.cancel()
+    database.release.set()
+
+    assert await first == 1.2
+    with pytest.raises(asyncio.CancelledError):
+        await second
+    assert database.reads == 1
+
+
+async def test_no_seconds_means_every_request_reads() -> None:
+    cache: TTLCache[str, float] = TTLCache(0)
+    database = Database()
+    database.release.set()
+
+    waiting = [asyncio.create_task(cache.get_or_read("ratio", database.read)) for _ in range(3)]
+
+    assert await asyncio.gather(*waiting) == [1.2] * 3
+    assert database.reads == 3

@@ -104,6 +104,46 @@ async def test_what_was_read_while_keys_changed_is_not_kept() -> None:
     assert await cache.caller("ctxd_a_secret", database.find) is None
 
 
+async def test_requests_that_miss_together_share_one_read() -> None:
+    database = Database()
+    cache = ApiKeyCache(ttl_seconds=1, clock=Clock())
+    release = asyncio.Event()
+
+    async def slow_read() -> bool:
+        await release.wait()
+        return await database.any_active()
+
+    waiting = [asyncio.create_task(cache.any_active(slow_read)) for _ in range(5)]
+    await asyncio.sleep(0)
+    release.set()
+
+    assert await asyncio.gather(*waiting) == [False] * 5
+    assert database.reads == 1
+
+
+async def test_a_request_after_a_key_change_does_not_take_a_read_begun_before_it() -> None:
+    database = Database()
+    cache = ApiKeyCache(ttl_seconds=3600, clock=Clock())
+    release = asyncio.Event()
+
+    async def slow_read() -> Caller | None:
+        caller = database.caller  # read before the change was committed
+        await release.wait()
+        database.reads += 1
+        return caller
+
+    before = asyncio.create_task(cache.caller("ctxd_a_secret", slow_read))
+    await asyncio.sleep(0)
+    database.caller = None  # revoked
+    keys_changed()
+    after = asyncio.create_task(cache.caller("ctxd_a_secret", slow_read))
+    await asyncio.sleep(0)
+    release.set()
+
+    assert (await before, await after) == (OPEN_CALLER, None)
+    assert database.reads == 2
+
+
 async def test_no_seconds_means_no_cache() -> None:
     database = Database()
     cache = ApiKeyCache(ttl_seconds=0, clock=Clock())

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from app.budget.tokens import (
     FALLBACK_ESTIMATOR,
+    LOOKUPS_KEPT,
     FallbackCounter,
+    ModelRegistry,
     ModelSpec,
     ScaledCounter,
     TiktokenCounter,
@@ -318,6 +320,25 @@ def test_lookup_model_strips_provider_prefix_and_case() -> None:
         assert spec.context_limit == 128_000
         assert spec.encoding == "o200k_base"
         assert spec.exact
+
+
+def test_a_model_looked_up_again_gets_the_answer_for_its_own_name_and_default() -> None:
+    # Lookups are kept per name and default limit: asking again, in another spelling or
+    # with another default, is answered for what was asked.
+    registry = ModelRegistry()
+    unknown = [
+        registry.lookup("house-model", default_context_limit=limit) for limit in (8192, 32_000)
+    ]
+    again = registry.lookup("house-model", default_context_limit=8192)
+    spellings = [registry.lookup(name).name for name in ("gpt-4o", "GPT-4o", "gpt-4o")]
+    for index in range(LOOKUPS_KEPT + 5):  # more names than are kept
+        registry.lookup(f"agent-{index}")
+
+    assert [spec.context_limit for spec in unknown] == [8192, 32_000]
+    assert again == unknown[0]
+    assert spellings == ["gpt-4o", "GPT-4o", "gpt-4o"]
+    assert registry.lookup("GPT-4o") == lookup_model("GPT-4o")
+    assert registry.lookup("house-model", default_context_limit=32_000) == unknown[1]
 
 
 def test_lookup_model_longest_prefix_wins() -> None:
