@@ -1,9 +1,10 @@
 """``python -m bench.heldout``: the held-out retention and recall figures, by kind.
 
 Each seed's session runs twice through the real app (in process, a throwaway SQLite file),
-with recall off and on. Two sets, written apart: ``first`` (a platform team's agent, report
-seeds 1000-1009) and ``second`` (travel, finance, support, research and coding agents, report
-seeds 3000-3009); any other seed is fine for a look.
+with recall off and on. Three sets, written apart: ``first`` (a platform team's agent, report
+seeds 1000-1009), ``second`` (travel, finance, support, research and coding agents, report
+seeds 3000-3009) and ``third`` (clinic scheduling, renovation, recruiting, event planning and
+on-call agents, report seeds 5000-5009); any other seed is fine for a look.
 
 ``--summarizer llm`` runs the LLM summariser (app/summarize/llm.py) against a scripted model
 (tests/fake_llm.py) that drops a third of the items it is given and reorders the rest;
@@ -26,7 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bench.common import running_app
-from bench.heldout import generator, second
+from bench.heldout import generator, second, third
 from bench.heldout.scenario import Scenario
 from bench.heldout.scorer import Agent, SessionResult
 
@@ -42,6 +43,7 @@ class HeldOutSet:
 SETS: dict[str, HeldOutSet] = {
     "first": HeldOutSet(generator.generate, REPORT_SEEDS),
     "second": HeldOutSet(second.generate, second.REPORT_SEEDS),
+    "third": HeldOutSet(third.generate, third.REPORT_SEEDS),
 }
 
 
@@ -103,6 +105,7 @@ def report(results: Iterable[SessionResult]) -> str:
             ("shares no word", lambda q: not q.shares_word),
             ("source said by the user", lambda q: q.source_role == "user"),
             ("source said by the assistant", lambda q: q.source_role == "assistant"),
+            ("source returned by a tool", lambda q: q.source_role == "tool"),
             ("all", lambda q: True),
         )
         for name, keep in groups:
@@ -180,7 +183,7 @@ async def run(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.heldout", description=__doc__)
-    parser.add_argument("--set", choices=("first", "second", "all"), default="first", dest="which")
+    parser.add_argument("--set", choices=(*SETS, "all"), default="first", dest="which")
     parser.add_argument(
         "--seeds", help="e.g. 1000-1009 or 1,2,3 (default: each set's report seeds)"
     )

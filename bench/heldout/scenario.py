@@ -8,7 +8,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SourceRole = Literal["user", "assistant"]
+SourceRole = Literal["user", "assistant", "tool"]
 
 
 @dataclass(frozen=True)
