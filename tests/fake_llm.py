@@ -44,6 +44,9 @@ class FakeChat:
     #: A scripted model that also reorders every section and keeps each new user message
     #: whole (as the user's), dropping ``drop_share`` of those too (with mode "drop_facts").
     reorder: bool = False
+    #: Items every answer adds to its key facts whatever it was given: a model that repeats
+    #: something (a value the user has since corrected, say) as the user's.
+    stale_facts: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     url: str = ""
     closing: bool = False
@@ -52,7 +55,8 @@ class FakeChat:
         self.gate.set()
 
     def summary(self, prompt: dict[str, Any]) -> dict[str, Any]:
-        """A good summary: the previous one's items, then one fact per new message."""
+        """A good summary: the previous one's items, then one fact per new message (the
+        first sentence; a user's marked as theirs)."""
         previous = prompt.get("previous_summary") or {}
         sections: dict[str, list[dict[str, Any]]] = {
             name: list(previous.get(name, []))
@@ -74,8 +78,15 @@ class FakeChat:
                     )
                 continue
             first = message["text"].split(". ")[0][:100].strip()
-            if first and message["role"] == "user":
-                sections["key_facts"].append({"text": first, "source_message_ids": [message["id"]]})
+            if first:
+                sections["key_facts"].append(
+                    {
+                        "text": first,
+                        "source_message_ids": [message["id"]],
+                        "from_user": message["role"] == "user",
+                    }
+                )
+        sections["key_facts"] += self.stale_facts
         if self.reorder:
             for items in sections.values():
                 rng.shuffle(items)

@@ -16,7 +16,7 @@ in ``SummaryContent.left_out`` (recorded in the audit row). Each item cites its 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -767,13 +767,20 @@ class _Room:
         self.titled.add(entry.field)
 
 
+def left_out_notice(left_out: Sequence[SummaryItem]) -> str:
+    """How a summary says which of the user's statements left its block ("" for none)."""
+    if not left_out:
+        return ""
+    ids = sorted({i for item in left_out for i in item.source_message_ids})
+    shown = ", ".join(f"#{i}" for i in ids[:NOTICE_IDS]) + (", …" if len(ids) > NOTICE_IDS else "")
+    return f"{len(left_out)} user statement(s) left out for room (messages {shown})"
+
+
 def _notice(left_out: list[_Entry]) -> str:
     """What left the block, said in the summary itself (never cut)."""
     if not left_out:
         return ""
-    ids = sorted({i for entry in left_out for i in entry.item.source_message_ids})
-    shown = ", ".join(f"#{i}" for i in ids[:NOTICE_IDS]) + (", …" if len(ids) > NOTICE_IDS else "")
-    return f"; {len(left_out)} user statement(s) left out for room (messages {shown})"
+    return "; " + left_out_notice([entry.item for entry in left_out])
 
 
 def _fill_user_block(
@@ -918,3 +925,35 @@ def summarize_extractive(request: SummaryRequest) -> SummaryContent:
         if _normalise(entry.item.text.removeprefix(TOOL_LABEL)) not in said
     ]
     return _assemble(request, statements, others)
+
+
+@dataclass(frozen=True)
+class UserBlock:
+    """The user's words a summary keeps, chosen as :func:`summarize_extractive` chooses them,
+    for a summariser that writes the rest of the summary another way."""
+
+    #: The kept statements in their sections (no narrative), with ``left_out`` set.
+    content: SummaryContent
+    #: The user's statements a correction replaced: no longer current, wherever they appear.
+    revised: tuple[SummaryItem, ...]
+
+
+def user_block(request: SummaryRequest, limit: int) -> UserBlock:
+    """Stages 1 to 4 for the user's words alone: what the new messages and the previous
+    summary's user items offer, corrections applied, within ``limit`` tokens."""
+    earlier = request.previous or SummaryContent(summary_text="")
+    new_users, _ = _extract(request.messages)
+    old_users, _ = _carried(earlier, request.messages)
+    candidates = _unique([*old_users, *new_users])
+    statements = _supersede(candidates)
+    current = {_normalise(entry.item.text) for entry in statements}
+    kept, left_out = _fill_user_block(statements, limit, _Room(request.counter))
+
+    def replaced(key: str) -> bool:
+        # A bare correction stays, told with what it revised: "… instead (was: …)".
+        return key not in current and not any(c.startswith(f"{key} was ") for c in current)
+
+    return UserBlock(
+        content=_content("", kept, left_out),
+        revised=tuple(e.item for e in candidates if replaced(_normalise(e.item.text))),
+    )

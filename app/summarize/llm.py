@@ -1,11 +1,20 @@
 """An abstractive summariser over any OpenAI-compatible chat-completions API.
 
-The model is asked for the seed 003 §7 contract as JSON and its answer is validated: an answer
-that is not the contract (or that is an apology or an error message dressed as one) gets one
-repair request, then the summariser raises and the caller falls back (seed 003 §9). A valid
-summary keeps what the previous one established (:func:`app.budget.carryover.carry_over`) and
-is token-counted: over its target, the model is asked again for a shorter one, a bounded
-number of times.
+The user's own words do not depend on the model. Their block is chosen by contextd, as the
+extractive summariser chooses it (:func:`app.summarize.extractive.user_block`: statements in
+the user's words, newest first, within :data:`USER_BLOCK_SHARE` of the target, corrections
+applied), and shown to the model read-only. The model is asked only for the rest: the
+narrative, decisions, open questions and action items, and facts read off the assistant's and
+the tools' messages. What it returns that restates a user statement is left out (the block
+holds it), and so is what presents a value the user has since corrected. Whatever leaves the
+block is counted and listed by message id in the summary's text and in
+``SummaryContent.left_out``; room the model's part leaves unused goes back to the block.
+
+The model's answer is validated: an answer that is not the seed 003 §7 contract (or that is
+an apology or an error message dressed as one) gets one repair request, then the summariser
+raises and the caller falls back (seed 003 §9). A valid answer keeps what the previous summary
+established (:func:`app.budget.carryover.carry_over`) and is token-counted: over its room,
+the model is asked again for a shorter one, a bounded number of times.
 """
 
 from __future__ import annotations
@@ -20,9 +29,17 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.budget.carryover import carry_over
-from app.budget.summary import SummaryContent, SummaryItem, render_summary
+from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem
 from app.metrics import Metrics
 from app.summarize.base import SummaryRequest
+from app.summarize.beside_block import (
+    UserWords,
+    merged,
+    model_part,
+    within_target,
+    without_user_words,
+)
+from app.summarize.extractive import USER_BLOCK_SHARE, user_block
 from app.upstream import api_client
 
 logger = logging.getLogger(__name__)
@@ -31,23 +48,22 @@ Outcome = Literal["ok", "repaired", "fallback", "timeout"]
 
 SYSTEM_PROMPT = """\
 You summarise the earlier part of a conversation between a user and an AI agent, so that the \
-agent can continue without the raw messages. Answer with ONE JSON object and nothing else:
+agent can continue without the raw messages. The user's own statements are kept word for \
+word by the service and shown to you as "user_statements", read-only: do not restate them. \
+Answer with ONE JSON object and nothing else:
 {"summary_text": "<a short narrative>",
- "key_facts": [{"text": "...", "source_message_ids": [<ids>], "from_user": true|false}],
+ "key_facts": [{"text": "...", "source_message_ids": [<ids>]}],
  "decisions": [...], "open_questions": [...], "action_items": [...]}
 Rules, most important first:
-- What the USER said about themselves and their work comes first: the name they go by, where \
-they live, their family and colleagues, preferences, constraints (allergies, budgets, things \
-never to do), decisions, commitments, and their questions still open. Keep each in the user's \
-own words (verbatim or lightly shortened), mark it "from_user": true, and keep it whether or \
-not it contains a number. Nothing read from tool output is "from_user".
-- Fold the new messages into the previous summary (if any). Keep EVERY item of the previous \
-summary marked "from_user", and every key fact, decision and open question, with its \
-source_message_ids and its "from_user" mark, unless a newer message contradicts it.
-- A question that a later message answers is no longer open: if the user asked it, keep it \
-as a key fact with "from_user": true.
-- When space is short, give up facts read from tool output and narrative first, then shorten \
-the oldest user statements; never drop a user statement.
+- Summarise the work: what the assistant did, found and decided, what the tools returned \
+that still matters, questions still open and actions still due. Refer to what the user said \
+where it helps, never against it: where the user corrected something, only the corrected \
+value holds.
+- Fold the new messages into the previous summary (if any). Keep every key fact, decision \
+and open question of the previous summary, with its source_message_ids, unless a newer \
+message contradicts it.
+- A question that a later message answers is no longer open.
+- When space is short, give up facts read from tool output and the narrative first.
 - Keep specifics verbatim: numbers, dates, names, identifiers, file paths, URLs.
 - source_message_ids cite only ids shown to you (a message's "id", or the ids an item of the \
 previous summary already cites).
@@ -61,6 +77,9 @@ _ERROR_TEXT = re.compile(
     r"http \d{3}|\d{3} (internal|bad|service|gateway|not found|forbidden|unauthori[sz]ed))",
     re.IGNORECASE,
 )
+
+
+_EMPTY = SummaryContent(summary_text="")
 
 
 class SummarizerError(Exception):
@@ -162,15 +181,25 @@ def _summary_json(content: SummaryContent) -> dict[str, Any]:
     }
 
 
-def request_prompt(request: SummaryRequest) -> str:
-    """The user message: the previous summary, the messages to fold in, and the limit."""
+def request_prompt(
+    request: SummaryRequest, *, block: SummaryContent | None = None, room: int | None = None
+) -> str:
+    """The user message: the user's statements the summary keeps (read-only), what the model
+    wrote in the previous summary, the messages to fold in, and the limit of its part."""
+    previous = model_part(request.previous)
+    statements = [
+        {"text": i.text, "source_message_ids": list(i.source_message_ids)}
+        for name in SECTION_TITLES
+        for i in (getattr(block, name) if block is not None else ())
+    ]
     return json.dumps(
         {
-            "previous_summary": _summary_json(request.previous) if request.previous else None,
+            "user_statements": statements,
+            "previous_summary": _summary_json(previous) if previous else None,
             "messages": [
                 {"id": m.message_id, "role": m.role, "text": m.text} for m in request.messages
             ],
-            "max_tokens": request.target_tokens,
+            "max_tokens": request.target_tokens if room is None else room,
         },
         ensure_ascii=False,
     )
@@ -225,6 +254,13 @@ class LLMSummarizer:
         return content
 
     async def _summarize(self, request: SummaryRequest) -> tuple[SummaryContent, bool]:
+        counter, target = request.counter, request.target_tokens
+        block_limit = int(target * USER_BLOCK_SHARE)
+        block = user_block(request, block_limit)
+        words = UserWords(block, request.messages)
+        previous = model_part(request.previous)
+        # The model's part has what the block and its notice leave of the target.
+        room = max(0, target - merged(block.content, _EMPTY).tokens(counter))
         known = frozenset(m.message_id for m in request.messages) | (
             request.previous.anchor_message_ids() | _action_ids(request.previous)
             if request.previous
@@ -232,7 +268,10 @@ class LLMSummarizer:
         )
         conversation: list[dict[str, str]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": request_prompt(request)},
+            {
+                "role": "user",
+                "content": request_prompt(request, block=block.content, room=room),
+            },
         ]
         repaired = False
         for shortening in range(self.shorten_attempts + 1):
@@ -258,31 +297,48 @@ class LLMSummarizer:
                 except (ValidationError, ValueError) as second:
                     raise SummarizerError("the repaired answer is still not a summary") from second
             last_try = shortening == self.shorten_attempts
-            # The model gets to shorten its own summary first; on the last try the carried
-            # facts are kept and the new items give way (carry_over's trimming).
-            content = carry_over(
-                request.previous,
-                _content(contract, known),
-                target_tokens=request.target_tokens if last_try else None,
-                counter=request.counter,
+            # The model gets to shorten its own part first; on the last try the carried
+            # items are kept and the new ones give way (carry_over's trimming).
+            model = without_user_words(
+                carry_over(
+                    previous,
+                    _content(contract, known),
+                    target_tokens=room if last_try else None,
+                    counter=counter,
+                ),
+                words,
             )
-            tokens = request.counter.count_text(render_summary(content))
-            if tokens <= request.target_tokens:
-                return content, repaired
-            if not last_try:
-                conversation += [
-                    {"role": "assistant", "content": answer[:8000]},
-                    {
-                        "role": "user",
-                        "content": f"That summary is {tokens} tokens, over the limit of "
-                        f"{request.target_tokens}. Answer again, shorter, keeping every "
-                        "statement of the user's, fact, decision and open question (shorten "
-                        "tool-derived facts and the narrative first).",
-                    },
-                ]
-        raise SummarizerError(
-            f"the summary stays over its target of {request.target_tokens} tokens"
-        )
+            tokens = merged(block.content, model).tokens(counter)
+            if tokens <= target or last_try:
+                return self._fitted(request, block.content, model, block_limit), repaired
+            conversation += [
+                {"role": "assistant", "content": answer[:8000]},
+                {
+                    "role": "user",
+                    "content": f"That summary is {tokens - target + room} tokens, over the "
+                    f"limit of {room}. Answer again, shorter, keeping every fact, decision and "
+                    "open question (shorten tool-derived facts and the narrative first).",
+                },
+            ]
+        raise AssertionError("unreachable: the last try returns")  # pragma: no cover
+
+    @staticmethod
+    def _fitted(
+        request: SummaryRequest, block: SummaryContent, model: SummaryContent, block_limit: int
+    ) -> SummaryContent:
+        """The block and the model's part within the target; room the model's part leaves
+        unused takes back statements that left the block (the same selection, given more)."""
+        counter, target = request.counter, request.target_tokens
+        block, model = within_target(block, model, target, counter)
+        content = merged(block, model)
+        spare = target - content.tokens(counter)
+        if block.left_out and spare > 0:
+            larger = merged(user_block(request, block_limit + spare).content, model)
+            if larger.tokens(counter) <= target and len(larger.left_out) < len(block.left_out):
+                content = larger
+        if content.tokens(counter) > target:
+            raise SummarizerError(f"the summary stays over its target of {target} tokens")
+        return content
 
     async def _complete(self, messages: list[dict[str, str]]) -> str:
         """One chat completion's text; transport errors and 5xx retried up to max_attempts."""

@@ -130,6 +130,21 @@ def report(results: Iterable[SessionResult]) -> str:
     return "\n".join(lines)
 
 
+def model_input(requests: list[dict[str, Any]]) -> str:
+    """What the scripted model was sent per request, in o200k tokens of its messages."""
+    import tiktoken
+
+    encoding = tiktoken.get_encoding("o200k_base")
+    sizes = sorted(
+        sum(len(encoding.encode(m["content"], disallowed_special=())) for m in r["messages"])
+        for r in requests
+    )
+    return (
+        f"model input per request (o200k tokens): mean {sum(sizes) / len(sizes):.0f}, "
+        f"median {sizes[len(sizes) // 2]}, max {sizes[-1]}, total {sum(sizes)}"
+    )
+
+
 @contextmanager
 def summarizer_settings(summarizer: str) -> Iterator[tuple[dict[str, Any], list[Any]]]:
     """The app's settings for ``summarizer`` and the requests its model was sent; for
@@ -215,6 +230,7 @@ def main(argv: list[str] | None = None) -> None:
             print(  # noqa: T201
                 f"\n##### {name} set, {summarizer} summariser, seeds {min(seeds)}-{max(seeds)}"
                 + (f", {len(requests)} requests to the scripted model" if requests else "")
+                + (f"\n{model_input(requests)}" if requests else "")
                 + f"\n{report(results)}",
                 flush=True,
             )

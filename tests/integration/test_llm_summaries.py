@@ -6,6 +6,7 @@ The model is a real chat-completions server on 127.0.0.1 (tests/fake_llm.py)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
@@ -161,8 +162,11 @@ async def test_facts_the_llm_drops_are_merged_back_from_the_previous_summary(
 ) -> None:
     _, client = await apps.start(overrides=llm_settings(fake_chat, mandatory_summary_turns=0))
     sid = (await create_session(client))["id"]
-    crossing = await cross_70_percent(client, sid)
-    await complete_turn(client, sid, crossing["turn_id"], "Noted.")
+    for i in range(12):
+        prompt = await start_turn(client, sid, FACT.format(n=1000 + i, h=10 + i) + words(500, i))
+        await complete_turn(client, sid, prompt["turn_id"], f"Seat {i}A is held. " + words(250))
+        if prompt["actions"]["summary_queued"]:
+            break
     await job_finished(client, sid)
     fake_chat.mode = "drop_facts"
 
@@ -180,9 +184,117 @@ async def test_facts_the_llm_drops_are_merged_back_from_the_previous_summary(
         pytest.fail("no second summary")
 
     first, second = summaries[1], summaries[0]
-    assert first["key_facts"]
-    for fact in first["key_facts"]:
+    model_facts = [f for f in first["key_facts"] if not f.get("from_user")]
+    assert any(f["text"].startswith("Seat ") for f in model_facts)
+    for fact in model_facts:
         assert fact in second["key_facts"]  # text and source_message_ids
+
+
+async def summarised_until(
+    client: httpx.AsyncClient, sid: str, said: list[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The user says each of ``said`` in turn, then talks on (short turns, so that no summary
+    leaves enough to prune) until a summary covers the last of them; returns the next turn's
+    prompt and the summaries, newest first."""
+    stored: list[dict[str, Any]] = []
+    for i in range(80):
+        text = said[i] if i < len(said) else f"Turn {i}: more about the itinerary."
+        prompt = await start_turn(client, sid, text + " " + words(150, i))
+        await complete_turn(client, sid, prompt["turn_id"], "Noted. " + words(80, i))
+        if prompt["actions"]["summary_queued"]:
+            await job_finished_after(client, sid, prompt["turn_id"])
+        stored = stored if i >= len(said) else await stored_messages(client, sid)
+        last = max(m["id"] for m in stored if m["role"] == "user")
+        made = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"]
+        if i >= len(said) and made and made[0]["to_message_id"] >= last:
+            assert all(m["state"] != "pruned" for m in await stored_messages(client, sid))
+            return await start_turn(client, sid, "What's next?"), made
+    pytest.fail("no summary covered what the user said")
+
+
+def summary_in(prompt: dict[str, Any]) -> str:
+    return next(
+        str(m["content"])
+        for m in prompt["messages"]
+        if "Summary of earlier conversation" in str(m["content"])
+    )
+
+
+async def test_a_user_statement_the_model_drops_is_still_in_the_next_prompt(
+    apps: RunningApp, fake_chat: FakeChat
+) -> None:
+    # A scripted model that keeps none of what the user says, and reorders what is left.
+    fake_chat.mode = "drop_facts"
+    fake_chat.reorder = True
+    _, client = await apps.start(overrides=llm_settings(fake_chat))
+    sid = (await create_session(client))["id"]
+    statement = "My daughter Zoë is allergic to peanuts, so no airline meals for her."
+
+    prompt, summaries = await summarised_until(client, sid, [statement])
+
+    assert statement in summary_in(prompt)
+    told = [json.loads(r["messages"][1]["content"]) for r in fake_chat.requests]
+    assert any(statement in s["text"] for r in told for s in r["user_statements"])
+    stored = await stored_messages(client, sid)
+    source = next(m["id"] for m in stored if str(m["content"]).startswith(statement))
+    item = next(f for f in summaries[0]["key_facts"] if f["text"] == statement)
+    assert item["source_message_ids"] == [source]
+    assert item["from_user"] is True
+
+
+async def test_a_corrected_value_the_model_repeats_is_not_presented_as_current(
+    apps: RunningApp, fake_chat: FakeChat
+) -> None:
+    _, client = await apps.start(overrides=llm_settings(fake_chat))
+    sid = (await create_session(client))["id"]
+    old = "The team offsite is in Lyon."
+    new = "Scratch that, the team offsite is in Porto now."
+    # The model repeats the old value as the user's, and in its own words.
+    fake_chat.stale_facts = [
+        {"text": old, "source_message_ids": [], "from_user": True},
+        {"text": "Offsite venue: Lyon", "source_message_ids": []},
+    ]
+
+    prompt, _ = await summarised_until(client, sid, [old, "I fly from Ljubljana.", new])
+
+    lines = summary_in(prompt).splitlines()
+    assert any("Porto" in line for line in lines)
+    assert [line for line in lines if "Lyon" in line and "Porto" not in line] == []
+
+
+async def test_user_statements_that_leave_the_block_are_listed_and_audited(
+    apps: RunningApp, fake_chat: FakeChat
+) -> None:
+    fake_chat.mode = "drop_facts"
+    fake_chat.reorder = True
+    # No worker: the turn at 90% makes the summary itself, and its audit row tells of it. A
+    # small target: the block holds a few statements, the others leave it.
+    _, client = await apps.start(
+        overrides=llm_settings(fake_chat, summary_target_ratio=0.03, summary_workers=0)
+    )
+    sid = (await create_session(client))["id"]
+    said = [f"My cousin Anneliese{i} lives in Tromsø and owns the boat Ørn{i}." for i in range(9)]
+    for i in range(40):
+        text = said[i] if i < len(said) else "And the ferry times?"
+        prompt = await start_turn(client, sid, f"{text} {words(200, i)}")
+        await complete_turn(client, sid, prompt["turn_id"], "Noted. " + words(100, i))
+        if prompt["actions"]["summarised_message_ids"]:
+            break
+    else:
+        pytest.fail("no summary was made in a turn")
+
+    summary = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"][0]
+    stored = await stored_messages(client, sid)
+    covered = {m["id"]: str(m["content"]) for m in stored if m["id"] <= summary["to_message_id"]}
+    folded = [s for s in said if any(text.startswith(s) for text in covered.values())]
+    kept = [s for s in folded if s in summary["rendered"]]
+    assert 0 < len(kept) < len(folded)
+    left = [s for s in folded if s not in kept]
+    gone = {i for i, text in covered.items() for s in left if text.startswith(s)}
+    audited = (await audit_rows(client, sid))[-1]["block_telemetry"]["summary_left_out"]
+    assert gone <= set(audited["message_ids"])
+    assert "user statement(s) left out for room (messages #" in summary["rendered"]
+    assert all(f"#{i}" in summary["rendered"] for i in sorted(gone)[:3])
 
 
 async def test_a_user_who_opens_with_an_apology_still_gets_a_summary(
@@ -191,7 +303,7 @@ async def test_a_user_who_opens_with_an_apology_still_gets_a_summary(
     app, client = await apps.start(overrides=llm_settings(fake_chat))
     sid = (await create_session(client))["id"]
     for i in range(12):
-        text = f"Sorry, I can't fly before noon. My passport number is P{1000 + i}. "
+        text = f"Sorry, I can't fly before noon on Fridays. My passport number is P{1000 + i}. "
         prompt = await start_turn(client, sid, text + words(500, i))
         if prompt["actions"]["summary_triggered"]:
             break
@@ -203,7 +315,7 @@ async def test_a_user_who_opens_with_an_apology_still_gets_a_summary(
 
     assert job["status"] == "done"
     summary = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"][0]
-    assert "Sorry, I can't fly before noon" in summary["rendered"]
+    assert "Sorry, I can't fly before noon on Fridays." in summary["rendered"]
     assert metric(app, "context_summarizer_fallback_count_total") == 0
 
 

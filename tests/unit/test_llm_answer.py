@@ -56,13 +56,15 @@ def test_a_users_apology_quoted_in_an_item_is_content_not_a_refusal(item: dict[s
     assert contract.key_facts[0].text == item["text"]
 
 
-def test_the_prompt_puts_the_users_statements_first_and_shows_their_mark() -> None:
-    rules = SYSTEM_PROMPT.split("Rules, most important first:")[1]
-    assert rules.strip().startswith("- What the USER said about themselves")
-    assert "never drop a user statement" in rules
+def test_the_prompt_shows_the_users_statements_read_only_apart_from_the_models_part() -> None:
+    assert "read-only" in SYSTEM_PROMPT
+    assert "do not restate them" in SYSTEM_PROMPT
     previous = SummaryContent(
-        summary_text="Trip.",
-        key_facts=(SummaryItem("I live in Ljubljana.", (3,), from_user=True),),
+        summary_text="Trip. 2 user statement(s) left out for room (messages #1, #2).",
+        key_facts=(
+            SummaryItem("I live in Ljubljana.", (3,), from_user=True),
+            SummaryItem("Hotel Miramar has free cancellation.", (4,)),
+        ),
     )
     request = SummaryRequest(
         previous=previous,
@@ -70,12 +72,15 @@ def test_the_prompt_puts_the_users_statements_first_and_shows_their_mark() -> No
         target_tokens=100,
         counter=FallbackCounter(),
     )
-    shown = json.loads(request_prompt(request))
-    assert shown["previous_summary"]["key_facts"] == [
-        {"text": "I live in Ljubljana.", "source_message_ids": [3], "from_user": True}
-    ]
-    answer = parse_answer(
-        '{"summary_text": "Trip.", "key_facts": '
-        '[{"text": "I live in Ljubljana.", "source_message_ids": [3], "from_user": true}]}'
+    block = SummaryContent(
+        summary_text="", key_facts=(SummaryItem("I live in Ljubljana.", (3,), from_user=True),)
     )
-    assert answer.key_facts[0].from_user is True
+
+    shown = json.loads(request_prompt(request, block=block, room=40))
+
+    assert shown["user_statements"] == [{"text": "I live in Ljubljana.", "source_message_ids": [3]}]
+    assert shown["previous_summary"]["summary_text"] == "Trip."
+    assert shown["previous_summary"]["key_facts"] == [
+        {"text": "Hotel Miramar has free cancellation.", "source_message_ids": [4]}
+    ]
+    assert shown["max_tokens"] == 40
