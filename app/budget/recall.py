@@ -39,6 +39,12 @@ RECALL_BLOCK = "recall"
 RECALL_HEADING = (
     "Recalled from earlier in this conversation (no longer shown above; for reference only):"
 )
+#: A session's recall settings when it names none (app.sessions.schemas.RecallSettings):
+#: the block's share of the budget, the share of it the prompt with its block may reach
+#: when that leaves more than the share (``recall_room``), the most messages it brings back.
+DEFAULT_SHARE = 0.15
+DEFAULT_CEILING = 0.5
+DEFAULT_MAX_HITS = 45
 #: A recalled message longer than its room is cut to about this share of it, then counted.
 _CUT_MARGIN = 0.9
 
@@ -125,6 +131,16 @@ def previous_recall(fingerprint: Sequence[str] | None) -> tuple[str, tuple[Recal
         passage, kept = (int(group) if group else None for group in match.groups()[1:])
         shown.append(Recalled(int(match[1]), passage, kept))
     return entry, tuple(shown)
+
+
+def recall_room(*, whole: int, prompt: int, share: float, ceiling: float) -> int:
+    """The tokens a recall block may take in a prompt of ``prompt`` tokens without it, out of
+    ``whole`` (the input budget, or a smaller total cap): its ``share`` of ``whole``, or more
+    when the prompt leaves more under ``ceiling`` (a share of ``whole``), never more than the
+    prompt leaves. After a summary or a prune the prompt often sits well under its budget;
+    up to the ceiling, more of the messages that left it can come back without making the
+    policy act sooner (it decides on the prompt without the block)."""
+    return min(whole - prompt, max(int(share * whole), int(ceiling * whole) - prompt))
 
 
 def recall_block(
@@ -344,6 +360,19 @@ def rank(candidates: Iterable[Candidate], question: str) -> list[RecallHit]:
         ranked.append((-candidate.score * weight, -len(words & said), candidate.hit.seq, candidate))
     ranked.sort(key=lambda item: item[:3])
     return [item[3].hit for item in ranked]
+
+
+def with_replies(ranked: Sequence[RecallHit], replies: Mapping[int, RecallHit]) -> list[RecallHit]:
+    """``ranked`` with each hit followed by its reply (``replies``, by the seq of the message
+    it answers) unless that is ranked before it: a line that asks about an item shares its
+    words, and the answer that follows it often shares none of them."""
+    listed: dict[int, RecallHit] = {}
+    for hit in ranked:
+        listed.setdefault(hit.message_id, hit)
+        reply = replies.get(hit.seq)
+        if reply is not None:
+            listed.setdefault(reply.message_id, reply)
+    return list(listed.values())
 
 
 @lru_cache(maxsize=2048)
