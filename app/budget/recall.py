@@ -170,15 +170,19 @@ def recall_block(
     if block is not None and block.tokens > room:  # the bound was wrong: count every step
         chosen, block, taken = [], None, 0
     for hit in hits[taken:]:
-        if len(chosen) == max_hits:
-            break
+        left = room - (block.tokens if block else _render([], counter).tokens)
+        if len(chosen) == max_hits or left <= _MIN_KEPT:
+            break  # a full block: a long list of candidates would each be counted in vain
         shown = Recalled(hit.message_id)
         text = _text(hit, shown)
         if not text:
             continue
-        candidate = _render([*chosen, (hit, shown, text)], counter)
+        # Lines count alone what they count in the block: one that does not fit by its own
+        # count is not counted in a whole block again, only cut (or shown by its excerpt).
+        fits = counter.count_text(_line(hit, text)) + 1 <= left
+        candidate = _render([*chosen, (hit, shown, text)], counter) if fits else None
         if (
-            candidate.tokens > room
+            (candidate is None or candidate.tokens > room)
             and hit.excerpt
             and hit.passage is not None
             and hit.excerpt.strip() != text
@@ -186,8 +190,7 @@ def recall_block(
             shown = Recalled(hit.message_id, passage=hit.passage)
             text = _text(hit, shown)
             candidate = _render([*chosen, (hit, shown, text)], counter)
-        if candidate.tokens > room:
-            left = room - (block.tokens if block else _render([], counter).tokens)
+        if candidate is None or candidate.tokens > room:
             kept = _kept(text, left, counter)
             if kept is None:
                 continue
@@ -243,10 +246,14 @@ def _line(hit: RecallHit, text: str) -> str:
     return f"[message {hit.seq}, {hit.role}] {text}"
 
 
+#: The fewest tokens a cut message is shown in: below it, none.
+_MIN_KEPT = 8
+
+
 def _kept(text: str, tokens: int, counter: TokenCounter) -> int | None:
     """How many characters of ``text`` fit in about ``tokens`` tokens (whole words, the cut
     marked after them); None when there is no room to show any."""
-    if tokens <= 8:
+    if tokens <= _MIN_KEPT:
         return None
     total = counter.count_text(text)
     keep = int(len(text) * tokens / max(total, 1) * _CUT_MARGIN)
