@@ -39,6 +39,12 @@ RECALL_BLOCK = "recall"
 RECALL_HEADING = (
     "Recalled from earlier in this conversation (no longer shown above; for reference only):"
 )
+#: A session's recall settings when it names none (app.sessions.schemas.RecallSettings):
+#: the block's share of the budget, the share of it the prompt with its block may reach
+#: when that leaves more than the share (``recall_room``), the most messages it brings back.
+DEFAULT_SHARE = 0.15
+DEFAULT_CEILING = 0.5
+DEFAULT_MAX_HITS = 45
 #: A recalled message longer than its room is cut to about this share of it, then counted.
 _CUT_MARGIN = 0.9
 
@@ -127,6 +133,16 @@ def previous_recall(fingerprint: Sequence[str] | None) -> tuple[str, tuple[Recal
     return entry, tuple(shown)
 
 
+def recall_room(*, whole: int, prompt: int, share: float, ceiling: float) -> int:
+    """The tokens a recall block may take in a prompt of ``prompt`` tokens without it, out of
+    ``whole`` (the input budget, or a smaller total cap): its ``share`` of ``whole``, or more
+    when the prompt leaves more under ``ceiling`` (a share of ``whole``), never more than the
+    prompt leaves. After a summary or a prune the prompt often sits well under its budget;
+    up to the ceiling, more of the messages that left it can come back without making the
+    policy act sooner (it decides on the prompt without the block)."""
+    return min(whole - prompt, max(int(share * whole), int(ceiling * whole) - prompt))
+
+
 def recall_block(
     hits: Sequence[RecallHit], *, room: int, max_hits: int, counter: TokenCounter
 ) -> RecallBlock | None:
@@ -154,15 +170,19 @@ def recall_block(
     if block is not None and block.tokens > room:  # the bound was wrong: count every step
         chosen, block, taken = [], None, 0
     for hit in hits[taken:]:
-        if len(chosen) == max_hits:
-            break
+        left = room - (block.tokens if block else _render([], counter).tokens)
+        if len(chosen) == max_hits or left <= _MIN_KEPT:
+            break  # a full block: a long list of candidates would each be counted in vain
         shown = Recalled(hit.message_id)
         text = _text(hit, shown)
         if not text:
             continue
-        candidate = _render([*chosen, (hit, shown, text)], counter)
+        # Lines count alone what they count in the block: one that does not fit by its own
+        # count is not counted in a whole block again, only cut (or shown by its excerpt).
+        fits = counter.count_text(_line(hit, text)) + 1 <= left
+        candidate = _render([*chosen, (hit, shown, text)], counter) if fits else None
         if (
-            candidate.tokens > room
+            (candidate is None or candidate.tokens > room)
             and hit.excerpt
             and hit.passage is not None
             and hit.excerpt.strip() != text
@@ -170,8 +190,7 @@ def recall_block(
             shown = Recalled(hit.message_id, passage=hit.passage)
             text = _text(hit, shown)
             candidate = _render([*chosen, (hit, shown, text)], counter)
-        if candidate.tokens > room:
-            left = room - (block.tokens if block else _render([], counter).tokens)
+        if candidate is None or candidate.tokens > room:
             kept = _kept(text, left, counter)
             if kept is None:
                 continue
@@ -227,10 +246,14 @@ def _line(hit: RecallHit, text: str) -> str:
     return f"[message {hit.seq}, {hit.role}] {text}"
 
 
+#: The fewest tokens a cut message is shown in: below it, none.
+_MIN_KEPT = 8
+
+
 def _kept(text: str, tokens: int, counter: TokenCounter) -> int | None:
     """How many characters of ``text`` fit in about ``tokens`` tokens (whole words, the cut
     marked after them); None when there is no room to show any."""
-    if tokens <= 8:
+    if tokens <= _MIN_KEPT:
         return None
     total = counter.count_text(text)
     keep = int(len(text) * tokens / max(total, 1) * _CUT_MARGIN)
@@ -344,6 +367,19 @@ def rank(candidates: Iterable[Candidate], question: str) -> list[RecallHit]:
         ranked.append((-candidate.score * weight, -len(words & said), candidate.hit.seq, candidate))
     ranked.sort(key=lambda item: item[:3])
     return [item[3].hit for item in ranked]
+
+
+def with_replies(ranked: Sequence[RecallHit], replies: Mapping[int, RecallHit]) -> list[RecallHit]:
+    """``ranked`` with each hit followed by its reply (``replies``, by the seq of the message
+    it answers) unless that is ranked before it: a line that asks about an item shares its
+    words, and the answer that follows it often shares none of them."""
+    listed: dict[int, RecallHit] = {}
+    for hit in ranked:
+        listed.setdefault(hit.message_id, hit)
+        reply = replies.get(hit.seq)
+        if reply is not None:
+            listed.setdefault(reply.message_id, reply)
+    return list(listed.values())
 
 
 @lru_cache(maxsize=2048)

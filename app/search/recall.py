@@ -19,13 +19,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.budget.decision import Decision, with_recall
 from app.budget.recall import (
+    DEFAULT_CEILING,
+    DEFAULT_MAX_HITS,
+    DEFAULT_SHARE,
     Candidate,
     RecallBlock,
     RecallHit,
+    is_question,
     previous_recall,
     rank,
     recall_block,
+    recall_room,
     shown_again,
+    with_replies,
 )
 from app.budget.tokens import TokenCounter, content_text
 from app.embeddings.vectors import fuse
@@ -80,7 +86,12 @@ class TurnRecall:
         budget = decision.budget.input_budget
         total_cap = (session.block_caps or {}).get("total")
         whole = min(budget, total_cap or budget)
-        room = min(int(float(settings.get("share", 0.15)) * whole), whole - decision.figures.final)
+        room = recall_room(
+            whole=whole,
+            prompt=decision.figures.final,
+            share=float(settings.get("share", DEFAULT_SHARE)),
+            ceiling=float(settings.get("ceiling", DEFAULT_CEILING)),
+        )
         if starts_turn:
             block = await self._choose(
                 session,
@@ -89,7 +100,7 @@ class TurnRecall:
                 turn_seq=turn_seq,
                 left_before=left_before,
                 question=content_text(question),
-                max_hits=int(settings.get("max_hits", 15)),
+                max_hits=int(settings.get("max_hits", DEFAULT_MAX_HITS)),
                 room=room,
             )
         else:
@@ -169,7 +180,11 @@ class TurnRecall:
     ) -> list[RecallHit]:
         """The messages that left the prompt (or leave it now), in the order the block takes
         them: by their words alone; with embeddings, the words' best for the first
-        ``WORDS_FIRST_SHARE`` of the block's places, then the fusion of both rankings.
+        ``WORDS_FIRST_SHARE`` of the block's places, then the fusion of both rankings. A
+        hit that asks (``is_question``) among the first ``limit / CANDIDATES_PER_HIT`` is
+        followed by its reply, the next message, when that left the prompt too: in a
+        dialogue the answer follows the line that names the item ("what did you do at the
+        picnic?" / "charades and a scavenger hunt") and often shares none of its words.
         Fusion rather than either one: a message both find
         comes first and each ranking's best stay near the top; and the words' own best
         are kept whatever the fusion says, because a message that shares the question's
@@ -187,11 +202,22 @@ class TurnRecall:
         by_words = rank((Candidate(_recall_hit(hit), hit.score) for hit in found), question)
         fused = await self._fused(session_id, found, meaning, limit=limit, leaving=leaving)
         if fused is None:
-            return by_words
-        places = max(WORDS_FIRST, round(limit / CANDIDATES_PER_HIT * WORDS_FIRST_SHARE))
-        first = by_words[:places]
-        kept = {hit.message_id for hit in first}
-        return first + [hit for hit in rank(fused, question) if hit.message_id not in kept]
+            ranked = by_words
+        else:
+            places = max(WORDS_FIRST, round(limit / CANDIDATES_PER_HIT * WORDS_FIRST_SHARE))
+            first = by_words[:places]
+            kept = {hit.message_id for hit in first}
+            ranked = first + [hit for hit in rank(fused, question) if hit.message_id not in kept]
+        # The block's places are the first hits': those of them that ask bring their reply.
+        asked = [hit for hit in ranked[: limit // CANDIDATES_PER_HIT] if is_question(hit.text)]
+        replies = await self.search_index.at_seqs(
+            session_id,
+            [hit.seq + 1 for hit in asked],
+            states=_LEFT,
+            roles=_ROLES,
+            also=leaving,
+        )
+        return with_replies(ranked, {seq - 1: _recall_hit(hit) for seq, hit in replies.items()})
 
     async def _fused(
         self,

@@ -292,6 +292,31 @@ class SearchRepository:
         rows = (await self.db.execute(statement, params)).all()
         return [_hit(row, score=float(row[7]), snippet="") for row in rows]
 
+    async def at_seqs(
+        self,
+        session_id: str,
+        seqs: Sequence[int],
+        *,
+        states: Sequence[str],
+        roles: Sequence[str],
+        also: Sequence[int] = (),
+    ) -> dict[int, MessageHit]:
+        """The session's messages at ``seqs`` that are in ``states`` (or of ids ``also``) and
+        of ``roles``, by seq, with no score and no snippet: the replies of recall's hits."""
+        if not seqs:
+            return {}
+        params: dict[str, Any] = {
+            "tenant_id": self.tenant_id,
+            "session_id": session_id,
+            "seqs": list(seqs),
+            "states": list(states),
+            "roles": list(roles),
+        }
+        if also:
+            params["also"] = list(also)
+        rows = (await self.db.execute(_by_seq_statement(also=bool(also)), params)).all()
+        return {row[1]: _hit(row, score=0.0, snippet="") for row in rows}
+
     async def messages(self, session_id: str, ids: Sequence[int]) -> dict[int, MessageHit]:
         """The session's messages of ``ids`` (those that are the session's), by id, with no
         score and no snippet: the hits that semantic ranking found and full text did not, and
@@ -313,6 +338,21 @@ def _by_id_statement() -> TextualSelect:
         .bindparams(bindparam("ids", expanding=True))
         .columns(content=JSON(none_as_null=True))
     )
+
+
+@cache
+def _by_seq_statement(*, also: bool) -> TextualSelect:
+    statement = text(
+        f"SELECT {_COLUMNS} FROM messages AS m "
+        f"WHERE {_filters(states=True, roles=True, also=also)} AND m.seq IN :seqs"
+    ).bindparams(
+        bindparam("seqs", expanding=True),
+        bindparam("states", expanding=True),
+        bindparam("roles", expanding=True),
+    )
+    if also:
+        statement = statement.bindparams(bindparam("also", expanding=True))
+    return statement.columns(content=JSON(none_as_null=True))
 
 
 def _hit(row: Any, *, score: float, snippet: str) -> MessageHit:

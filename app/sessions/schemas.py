@@ -5,6 +5,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from app.budget.recall import DEFAULT_CEILING, DEFAULT_MAX_HITS, DEFAULT_SHARE
 from app.limits import shallow_json
 from app.tokens.schemas import ToolDefinition
 
@@ -46,10 +47,15 @@ class RecallSettings(_Input):
     and match the user's message come back in a ``recall`` block before the current turn."""
 
     enabled: bool = True
-    #: The most of the input budget the block may take.
-    share: float = Field(default=0.15, gt=0, le=0.5)
+    #: The share of the input budget the block may take wherever the prompt stands (when
+    #: the prompt leaves that much).
+    share: float = Field(default=DEFAULT_SHARE, gt=0, le=0.5)
+    #: How full the prompt with its block may be when that gives the block more than its
+    #: share: after a summary or a prune the prompt often sits far below its budget. 0 keeps
+    #: the block within its share.
+    ceiling: float = Field(default=DEFAULT_CEILING, ge=0, le=0.9)
     #: The most messages it may bring back.
-    max_hits: int = Field(default=15, ge=1, le=20)
+    max_hits: int = Field(default=DEFAULT_MAX_HITS, ge=1, le=100)
 
 
 class MemoryUpdate(_Input):

@@ -89,8 +89,10 @@ async def test_recall_is_off_unless_the_session_turns_it_on(apps: RunningApp) ->
     assert "recall" not in prompt["budget"]["blocks"]
 
 
-async def test_recall_stays_within_its_share_of_the_budget(apps: RunningApp) -> None:
-    client, sid = await summarised_session(apps, recall={"share": 0.004})
+async def test_recall_without_a_ceiling_stays_within_its_share_of_the_budget(
+    apps: RunningApp,
+) -> None:
+    client, sid = await summarised_session(apps, recall={"share": 0.004, "ceiling": 0})
 
     prompt = await start_turn(client, sid, QUESTION)
 
@@ -106,6 +108,26 @@ async def test_recall_takes_its_share_of_a_total_cap_rather_than_of_the_budget(
     prompt = await start_turn(client, sid, QUESTION)
 
     assert prompt["budget"]["blocks"].get("recall", 0) <= 30
+
+
+async def test_a_prompt_far_below_its_budget_gives_the_block_room_up_to_the_ceiling(
+    apps: RunningApp,
+) -> None:
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    recall = {"share": 0.01, "ceiling": 0.4, "max_hits": 40}
+    sid = (await create_session(client, recall=recall))["id"]
+    trips = [f"Our trip number {n} to Porto was for the wine fair in week {n}." for n in range(30)]
+    await talk(client, sid, *trips, "Unrelated: book the museum for Sunday.")
+
+    prompt = await start_turn(client, sid, "Which Porto trips were for the wine fair?")
+
+    budget = prompt["budget"]
+    recalled = budget["blocks"]["recall"]
+    assert recalled > 0.01 * budget["input_budget"]
+    assert budget["estimated_input_tokens"] <= 0.4 * budget["input_budget"]
+    assert sum(trip in recalled_text(prompt) for trip in trips) > 10
+    counted = independent_prompt_tokens(prompt["messages"], "gpt-4")
+    assert counted <= budget["input_budget"]
 
 
 async def test_a_step_keeps_the_recall_block_of_its_turn(apps: RunningApp) -> None:
@@ -173,7 +195,12 @@ async def test_recall_can_be_turned_on_and_off_later(apps: RunningApp) -> None:
 
     changed = await client.patch(f"/v1/sessions/{sid}", json={"recall": {"max_hits": 2}})
     assert changed.status_code == 200, changed.text
-    assert changed.json()["recall"] == {"enabled": True, "share": 0.15, "max_hits": 2}
+    assert changed.json()["recall"] == {
+        "enabled": True,
+        "share": 0.15,
+        "ceiling": 0.5,
+        "max_hits": 2,
+    }
     assert len(recall_messages(await start_turn(client, sid, QUESTION))) == 1
     refused = await client.patch(f"/v1/sessions/{sid}", json={"recall": {"share": 0.9}})
     assert refused.status_code == 422
@@ -291,6 +318,36 @@ async def test_an_answer_spread_over_many_messages_comes_back_whole_by_default(
     prompt = await asked_after(apps, tuple(trips), "Where did our trips take us?")
 
     assert all(trip in recalled_text(prompt) for trip in trips)
+
+
+async def test_the_reply_to_a_recalled_question_comes_back_with_it(apps: RunningApp) -> None:
+    # The answer shares no word with the later question: only the line that asked does.
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True}))["id"]
+    asked = await start_turn(client, sid, "What did you all do at the church picnic?")
+    answer = "We played charades and ran a scavenger hunt by the lake."
+    await complete_turn(client, sid, asked["turn_id"], answer)
+    await talk(client, sid, "Unrelated: book the museum for Sunday.", "And a table for two.")
+
+    prompt = await start_turn(client, sid, "What happened at the church picnic?")
+
+    recalled = recalled_text(prompt)
+    assert "church picnic?" in recalled
+    assert answer in recalled
+    assert recalled.index("church picnic?") < recalled.index(answer)
+
+
+async def test_a_statement_brings_no_reply_along(apps: RunningApp) -> None:
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True}))["id"]
+    told = await start_turn(client, sid, "We all went to the church picnic on Sunday.")
+    await complete_turn(client, sid, told["turn_id"], "We played charades by the lake.")
+    await talk(client, sid, "Unrelated: book the museum for Sunday.", "And a table for two.")
+
+    prompt = await start_turn(client, sid, "Who went to the church picnic?")
+
+    assert "church picnic on Sunday" in recalled_text(prompt)
+    assert "charades" not in recalled_text(prompt)
 
 
 async def test_a_message_summarised_in_this_very_turn_can_come_back(apps: RunningApp) -> None:

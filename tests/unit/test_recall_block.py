@@ -22,7 +22,9 @@ from app.budget.recall import (
     RecallHit,
     previous_recall,
     recall_block,
+    recall_room,
     shown_again,
+    with_replies,
 )
 from app.search.terms import (
     MAX_QUERY_CHARS,
@@ -51,6 +53,24 @@ def test_the_best_hits_are_shown_oldest_first_within_max_hits() -> None:
         "[message 1, assistant] the ferry leaves at nine",
         "[message 3, user] the locker code is 4471",
     ]
+
+
+def test_the_room_is_the_share_or_what_the_ceiling_leaves_never_more_than_the_prompt_does() -> None:
+    # A prompt far under the ceiling: the block may fill up to it.
+    assert recall_room(whole=1000, prompt=200, share=0.15, ceiling=0.5) == 300
+    # Near or past the ceiling: the share, as long as the prompt leaves it.
+    assert recall_room(whole=1000, prompt=450, share=0.15, ceiling=0.5) == 150
+    assert recall_room(whole=1000, prompt=900, share=0.15, ceiling=0.5) == 100
+    # No ceiling: the share alone.
+    assert recall_room(whole=1000, prompt=100, share=0.15, ceiling=0) == 150
+
+
+def test_a_reply_follows_the_hit_it_answers_unless_ranked_before_it() -> None:
+    asked = RecallHit(message_id=70, seq=7, role="user", text="what did you do at the picnic?")
+    reply = RecallHit(message_id=80, seq=8, role="assistant", text="charades and a hunt")
+
+    assert [h.message_id for h in with_replies([asked, *HITS], {7: reply})] == [70, 80, 30, 10, 50]
+    assert [h.message_id for h in with_replies([reply, asked], {7: reply})] == [80, 70]
 
 
 def test_the_block_never_exceeds_its_room() -> None:
