@@ -106,7 +106,7 @@ class Session(TypedDict):
     max_output_tokens: int | None
     context_limit: int | None
     block_caps: dict[str, Any] | None
-    #: Automatic recall: {"enabled", "share", "max_hits"}; None when off.
+    #: Automatic recall: {"enabled", "share", "max_hits", "ceiling"}; None when off.
     recall: dict[str, Any] | None
     budget: SessionBudget
     turn_count: int
