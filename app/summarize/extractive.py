@@ -652,11 +652,12 @@ def _unrevised(statement: str, correction: str, just_before: bool) -> str:
     revised, or no part of it alone is)."""
     parts = _run_on_parts(statement)
     kept = [part for part in parts if not revises(correction, part, just_before=just_before)]
-    # What is left must read as a statement of its own, or it is a stray value; and it must
-    # not hold a value of the kind the correction gives anew ("Zoë Lindqvist, who signs off
-    # …" left of "my manager is Zoë Lindqvist, who …" is the old manager still).
-    if any(
-        len(part.split()) < _RUN_ON_WORDS or holds_revised_value(part, correction) for part in kept
+    revised = [part for part in parts if part not in kept]
+    # What is left must read as a statement of its own, or it is a stray value; and the old
+    # value must be in what leaves: "my manager is" revised leaves "Zoë Lindqvist, who signs
+    # off …", the old manager still.
+    if any(len(part.split()) < _RUN_ON_WORDS for part in kept) or not any(
+        holds_revised_value(part, correction) for part in revised
     ):
         return ""
     if len(kept) in (0, len(parts)):
