@@ -342,6 +342,9 @@ _AMOUNT_VALUE = re.compile(r"\d|" + _NUMBER_WORDS.pattern + "|" + _CURRENCY.patt
 #: two servers.
 _CODE_VALUE = re.compile(
     r"\b[A-Z]{2,} ?\d[\w-]*|\b[A-Za-z]+[-_]?\d[\w-]*|(?:\b(?i:number|no\.)|#)\s?\d+"
+    # "Person 3", "Gate 12": a capitalised noun numbered (not "May 14").
+    r"|\b(?!(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun))"
+    r"[A-Z][a-z]+ \d+\b"
 )
 #: Where a statement is cut into clauses: a value's clause says what the value is of.
 _CLAUSE = re.compile(r"[,;:()!?\u2014\u2013]+|\.(?:\s|$)|\s-\s|\s(?:but|so|because|which|who)\s")
