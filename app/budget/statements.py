@@ -22,8 +22,10 @@ earlier statement on the same subject (the one sharing most of its content words
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
+from itertools import pairwise
 
 
 class Tier(IntEnum):
@@ -140,16 +142,20 @@ _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
 #: now so ("… is now …", "instead"), or a negated value ("not X —"). Not "from now on": it
 #: sets a standing rule as often as it revises one ("please call me Tamsin from now on").
 _CORRECTION = re.compile(
-    r"\b(?:actually|correction|scratch (?:that|what|my|the)|i meant?|i was wrong|"
-    r"i got (?:that|it) wrong|my mistake|my bad|oops|wait|update(?=\s*:)|no longer|instead|"
+    r"\b(?:actually|correction|scratch (?:that|what|my|the)|i meant?|i was wrong|wrong about|"
+    r"(?:got|had) (?:that|it|this) wrong|my mistake|my bad|oops|wait|update(?=\s*:)|no longer|"
+    r"instead|mixed (?:it|that|them) up|changed my mind|change of mind|final answer|"
+    r"(?:things|plans?) (?:have )?changed|fix what|used to be|outdated|rescheduled|"
     r"not anymore|rather than|make (?:that|it)|forget (?:what|that|about|my|the)|"
     r"ignore (?:what|that|my|the)|change of plans?|turns out|is now|are now|now is|"
     r"took over|takes over|taking over|"
     r"(?:moved?|changed?|cut|raised|bumped|pushed(?: back| out)?|switched|shifted|reduced|"
     r"increased|dropped|brought forward)(?:\s+[\w'\u2019-]+){0,4}?\s+to\b|"
-    r"en fait|plutôt|finalement|eigentlich|korrektur|stattdessen|doch|de hecho|"
-    r"en realidad|corrección|perdón|na verdade|correção|aliás|in realtà|correzione|"
-    r"właściwie|poprawka|jednak|eigenlijk|на самом деле|вернее)\b"
+    r"en fait|plutôt|finalement|je me suis trompée?|eigentlich|korrektur|stattdessen|doch|"
+    r"ich habe mich (?:geirrt|vertan)|de hecho|en realidad|corrección|perdón|me equivoqué|"
+    r"na verdade|correção|aliás|me enganei|in realtà|correzione|mi sono sbagliat[oa]|"
+    r"właściwie|poprawka|jednak|pomyliłe[mś]|eigenlijk|ik vergiste me|на самом деле|вернее|"
+    r"я ошиб(?:ся|лась))\b"
     r"|\bnot\s+[^\W\d_][^,;.\u2014\u2013-]*(?:[,;.\u2014\u2013-]|$)"
     # "… is Gustavo's now": a value that holds now, said last.
     r"|\bnow\s*[.!]?\s*$"
@@ -162,12 +168,16 @@ _COMMON_TEXT = (
     "it's this that these those there here now not no yes actually correction scratch "
     "update wait sorry mistake my our we i me you your they them their he she his her is "
     "isn't it's what who which when where how why new now then than just also really all "
-    "any some moved move changed change instead rather anymore longer meant wrong got bad "
+    "any some moved changed change instead rather anymore longer meant wrong got bad "
     "due one this year month week next last first thing name make forget ignore said say "
     "earlier before mean oops turns out going doing plans plan works better sure got cut took "
     "over takes taking pushed back fine ok okay yeah hey guess think should would could can "
     "will has have had does did please pls thanks btw fyi still end early late mid past "
-    "beginning start middle every each day days daily weekly monthly today"
+    "beginning start middle every each day days daily weekly monthly today "
+    # What a correction says around the value it revises, not what it is about.
+    "hmm argh ah oh one told while ago about small quick fix final answer mixed outdated "
+    "things same after both many too used again i'm im don't rescheduled changes called only "
+    "perdón equivoqué antes fait enfin doch eigentlich"
 )
 _COMMON = frozenset(_COMMON_TEXT.split())
 
@@ -251,12 +261,38 @@ def tier(sentence: str) -> Tier:
 
 @lru_cache(maxsize=4096)
 def is_correction(sentence: str) -> bool:
-    """Whether a sentence revises something said before ("actually, not X — Y")."""
-    return _CORRECTION.search(sentence) is not None
+    """Whether a sentence revises something said before ("actually, not X — Y"). A value
+    negated or said to hold "now" marks a short sentence only: in a long ramble "… but not
+    more" or "… now" revises nothing."""
+    for mark in _CORRECTION.finditer(sentence):
+        weak = mark.group().lower().startswith(("not", "now"))
+        if not weak or len(_words(sentence)) <= WEAK_MARK_WORDS:
+            return True
+    return False
+
+
+#: A sentence that only negates a value or says it holds "now" is a correction up to this
+#: many words.
+WEAK_MARK_WORDS = 20
+
+
+def _stem(word: str) -> str:
+    """``word`` without an English ending, so that "living" and "live", "owned" and
+    "ownership", "moving" and "move" say the same (a word in another alphabet is kept)."""
+    if not word.isascii():
+        return word
+    for suffix in _ENDINGS:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+_ENDINGS = ("ership", "ings", "ing", "ers", "ied", "ies", "ed", "es", "er", "s", "e")
 
 
 def subject_words(text: str) -> set[str]:
-    """The words that say what a statement is about (common words aside)."""
+    """The words that say what a statement is about (common words aside), each without its
+    English ending."""
     found = set()
     for word in _words(text.lower()):
         # "the offsite's" and, in French or Italian, "l'offsite", "dell'ufficio" are about
@@ -264,27 +300,8 @@ def subject_words(text: str) -> set[str]:
         word = re.sub(r"['\u2019]s$", "", word)
         word = re.sub(r"^\w{1,4}['\u2019]", "", word)
         if len(word) >= 3 and word not in _COMMON:
-            found.add(word)
+            found.add(_stem(word))
     return found
-
-
-def supersedes(correction: str, earlier: str) -> int:
-    """How strongly ``correction`` revises ``earlier`` (0: not at all), when the later one
-    reads as a correction: the content words they share, and twice more when it negates a
-    value the earlier one holds ("not Lisbon"). One shared word is enough only when it is at
-    least half of what the earlier statement is about, values aside ("offsite" of "the
-    offsite is in X", "retro" of "the retro is on Tuesday this sprint")."""
-    if not is_correction(correction):
-        return 0
-    about = subject_key(earlier)
-    shared = subject_words(correction) & subject_words(earlier)
-    strength = len(shared)
-    for negated in _NEGATED.findall(correction):
-        if negated.strip().lower() in earlier.lower():
-            strength += 2
-    if strength == 1 and 2 * len(shared & about) < len(about):
-        return 0
-    return strength
 
 
 #: A value negated ("not Lisbon", and in French, German, Spanish, Portuguese, Polish: "pas à
@@ -296,66 +313,303 @@ _NEGATED = re.compile(
 )
 
 
-#: Values a statement holds, by slot: a time (a day, a month, an hour), an amount (a number
-#: in digits or words), a name (a capitalised word after the first, or one in a script
-#: without case). What a statement is about is what is left of its content words.
+#: Values a statement holds, by slot: a time (a day, a month, an hour, a date), an amount (a
+#: number in digits or words, a sum of money), a code (a flight, a booking, a ticket: "FR
+#: 8843"), a name (a capitalised word not opening its clause, or one in a script without
+#: case). What a statement is about is what is left of its content words.
 _WHEN_VALUE = re.compile(
     r"\b(?:january|february|march|april|may|june|july|august|september|october|november|"
     r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|"
     r"christmas|easter|eve|noon|midnight|morning|afternoon|evening|o['\u2019]clock|sharp|"
+    r"birthday|weekend|fortnight|"
+    r"fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|"
+    r"fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth|"
+    r"\d{1,2}(?:st|nd|rd|th)|"
     r"half past|quarter (?:past|to)|\d{1,2}(?::\d\d)?\s*(?:am|pm|h)\b|\d{1,2}:\d\d)",
     re.IGNORECASE,
 )
-_AMOUNT_VALUE = re.compile(r"\d|" + _NUMBER_WORDS.pattern, re.IGNORECASE)
+#: A sum's currency is part of its value: "twelve hundred dollars" and "860 euros" differ
+#: in the amount, not in what they are about.
+_CURRENCY = re.compile(
+    r"(?:dollars?|euros?|pounds?|quid|bucks|yen|yuan|francs?|kron(?:or|er|a)|z[łl]oty|"
+    r"rupees?|pesos?|reais|rubles?|cents?|usd|eur|gbp|chf|[$€£¥])",
+    re.IGNORECASE,
+)
+_AMOUNT_VALUE = re.compile(r"\d|" + _NUMBER_WORDS.pattern + "|" + _CURRENCY.pattern, re.IGNORECASE)
+#: A code: capitals then digits ("FR 8843", "INC-2231"), letters joined to digits
+#: ("srv-2-0", "R21"), a number that labels ("seat number 37", "#12"). A code names what a
+#: statement is about as much as it is a value: "srv-2 has 20 GB" and "srv-3 has 30 GB" are
+#: two servers.
+_CODE_VALUE = re.compile(
+    r"\b[A-Z]{2,} ?\d[\w-]*|\b[A-Za-z]+[-_]?\d[\w-]*|(?:\b(?i:number|no\.)|#)\s?\d+"
+    # "Person 3", "Gate 12": a capitalised noun numbered (not "May 14").
+    r"|\b(?!(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun))"
+    r"[A-Z][a-z]+ \d+\b"
+)
+#: Where a statement is cut into clauses: a value's clause says what the value is of.
+_CLAUSE = re.compile(r"[,;:()!?\u2014\u2013]+|\.(?:\s|$)|\s-\s|\s(?:but|so|because|which|who)\s")
 #: A revision that does not say what it revises ("make that Thursday instead", "no wait —
-#: Bergen") is this short, and revises the statement said just before it.
-BARE_REVISION_WORDS = 8
+#: Bergen", "the restaurant called, they can only do half past seven now") is at most this
+#: long.
+BARE_REVISION_WORDS = 16
+#: A later statement that adds to an earlier one rather than replacing it ("Ana is on the
+#: platform team too").
+_ADDITIVE = re.compile(
+    r"\b(?:too|also|as well|another|in addition|besides|aussi|auch|también|também|anche|"
+    r"również|ook|тоже|также)\b",
+    re.IGNORECASE,
+)
+#: The words that tie a value to its subject ("live in X", "live with X"): a revision of
+#: one is not one of the other.
+_RELATION_TEXT = (
+    "in at on with from to for by near of à au en dans avec bei mit im nach con em com w z we ze"
+)
+_RELATION = frozenset(_RELATION_TEXT.split())
 
 
-@lru_cache(maxsize=4096)
-def _value_words(text: str) -> set[str]:
-    """The words of ``text`` that are values (names, numbers, days, hours), lower-cased."""
-    words = _words(text)
+def _clauses(text: str) -> list[str]:
+    return [clause for clause in _CLAUSE.split(text) if clause.strip()]
+
+
+_SPANS_TEXT = "day days week weeks month months year years"
+_SPANS = frozenset(_SPANS_TEXT.split())
+
+
+def _opens_with_name(words: list[str]) -> bool:
+    """Whether a clause's capitalised first word is a name rather than sentence case: it is
+    no common word, and it is spelt beyond ASCII ("Zoë", "Łódź") or a capitalised word
+    follows it ("Chidinma Eze is …"); "Rent is …" and "Dinner's moved …" open in sentence
+    case."""
+    first = words[0]
+    if first.lower() in _COMMON or first in _NOT_NAMES:
+        return False
+    return not first.isascii() or (len(words) > 1 and words[1][:1].isupper())
+
+
+def _value_words_of(words: list[str]) -> set[str]:
     found = set()
     for index, word in enumerate(words):
         lower = word.lower()
         if (
             _WHEN_VALUE.fullmatch(lower)
+            # "six weeks", "3 days": a span of time counted is a when.
+            or (lower in _SPANS and index > 0 and bool(_AMOUNT_VALUE.match(words[index - 1])))
             or _NUMBER_WORDS.fullmatch(lower)
+            or _CURRENCY.fullmatch(lower)
             or any(c.isdigit() for c in word)
             or any(c.isalpha() and not c.isupper() and not c.islower() for c in word)
             or (
                 word[0].isupper()
                 and word not in _NOT_NAMES
-                and (index > 0 or lower not in _COMMON)
                 and any(c.islower() for c in word[1:])
+                and (index > 0 or _opens_with_name(words))
             )
         ):
             found.add(re.sub(r"['\u2019]s$", "", lower))
     return found
 
 
+#: Where a sentence ends: the next one opens with a capital in sentence case.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+@lru_cache(maxsize=4096)
+def _value_words(text: str) -> frozenset[str]:
+    """The words of ``text`` that are values (names, numbers, days, hours, sums, codes),
+    lower-cased."""
+    found: set[str] = set()
+    for sentence in _SENTENCE.split(text):
+        found |= _value_words_of(_words(sentence))
+    for code in _CODE_VALUE.findall(text):
+        found |= {word.lower() for word in _words(code)}
+    return frozenset(found)
+
+
+def _opening_names(text: str) -> frozenset[str]:
+    """Capitalised words that open a sentence and may be names or sentence case alike
+    ("Sunniva owns …", "Rent is …"): a value's kind, but still words of the subject."""
+    found = set()
+    for sentence in _SENTENCE.split(text):
+        words = _words(sentence)
+        if (
+            words
+            and words[0][0].isupper()
+            and any(c.islower() for c in words[0][1:])
+            and words[0].lower() not in _COMMON
+            and words[0] not in _NOT_NAMES
+            and not _opens_with_name(words)
+        ):
+            found.add(re.sub(r"['\u2019]s$", "", words[0].lower()))
+    return frozenset(found)
+
+
+def _kinds(values: frozenset[str], codes: set[str]) -> frozenset[str]:
+    found = set()
+    if codes:
+        found.add("code")
+    for word in values - codes:
+        if _WHEN_VALUE.fullmatch(word) or word in _SPANS:
+            found.add("when")
+        if _AMOUNT_VALUE.match(word) and (
+            _NUMBER_WORDS.fullmatch(word)
+            or _CURRENCY.fullmatch(word)
+            or any(c.isdigit() for c in word)
+        ):
+            found.add("amount")
+        if (
+            not _WHEN_VALUE.fullmatch(word)
+            and word not in _SPANS
+            and not _AMOUNT_VALUE.search(word)
+        ):
+            found.add("name")
+    return frozenset(found)
+
+
+def _codes(text: str) -> set[str]:
+    return {word.lower() for code in _CODE_VALUE.findall(text) for word in _words(code)}
+
+
 @lru_cache(maxsize=4096)
 def slots(text: str) -> frozenset[str]:
-    """The kinds of value ``text`` holds: "when", "amount", "name"."""
-    found = set()
-    if _WHEN_VALUE.search(text):
-        found.add("when")
-    if _AMOUNT_VALUE.search(text):
-        found.add("amount")
-    if any(
-        not _WHEN_VALUE.fullmatch(word) and not _AMOUNT_VALUE.search(word)
-        for word in _value_words(text)
-    ):
-        found.add("name")
-    return frozenset(found)
+    """The kinds of value ``text`` holds: "when", "amount", "code", "name" (a capitalised
+    word opening a sentence counts as a name here)."""
+    return _kinds(_value_words(text) | _opening_names(text), _codes(text))
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a statement says, as far as revising it goes: what it is about (``subject``: the
+    content words of the clauses that hold its values, without the values), which values it
+    holds and of which kinds, the words that tie them to the subject ("in", "with"), and
+    whether it reads as a correction."""
+
+    subject: frozenset[str]
+    #: Every content word, values aside: where a correction's subject is looked for.
+    context: frozenset[str]
+    values: frozenset[str]
+    slots: frozenset[str]
+    #: The kinds of value it holds, a capitalised word that opens a sentence aside.
+    certain_slots: frozenset[str]
+    relations: frozenset[str]
+    marked: bool
+
+
+@lru_cache(maxsize=4096)
+def claim(text: str) -> Claim:
+    """The subject and values of ``text`` (see :class:`Claim`)."""
+    values = _value_words(text)
+    anchors = values | _opening_names(text)
+    subject: set[str] = set()
+    relations: set[str] = set()
+    for clause in _clauses(text):
+        words = [re.sub(r"['\u2019]s$", "", word.lower()) for word in _words(clause)]
+        if not any(word in anchors for word in words):
+            continue
+        subject |= subject_words(clause)
+        for before, word in pairwise(words):
+            if word in anchors and before in _RELATION:
+                relations.add(before)
+    stems = values | {_stem(value) for value in values}
+    subject -= stems
+    context = subject_words(text) - stems
+    if not subject:  # no value, or values alone: what it is about is all it says
+        subject = context
+    return Claim(
+        subject=frozenset(subject),
+        context=frozenset(context),
+        values=values | _opening_names(text),
+        slots=slots(text),
+        certain_slots=_kinds(values, _codes(text)),
+        relations=frozenset(relations),
+        marked=is_correction(text),
+    )
 
 
 @lru_cache(maxsize=4096)
 def subject_key(text: str) -> frozenset[str]:
     """What a statement is about, without its values: "the offsite is in Lyon" and "the
     offsite moved to Porto" share {"offsite"}; "the retro is on Tuesday" is {"retro"}."""
-    return frozenset(subject_words(text) - _value_words(text))
+    return claim(text).subject
+
+
+def _compatible(later: Claim, earlier: Claim) -> bool:
+    """Whether ``later`` may give a new value of the kind ``earlier`` holds: they share a
+    kind of value, or one of them holds none that can be told (a preference in words)."""
+    return not later.slots or not earlier.slots or bool(later.slots & earlier.slots)
+
+
+def supersedes(later: str, earlier: str) -> int:
+    """How strongly ``later`` revises ``earlier`` (0: not at all), by what each says about
+    which subject (:func:`claim`):
+
+    - a correction ("actually", "scratch that", "update:", "not X", in many languages) that
+      names the earlier value and gives another ("not Lyon: Porto", "it used to be X");
+    - a correction on the same subject with a value of the same kind: the subject words they
+      share, enough when there are two, or when they are at least half of what the earlier
+      statement is about;
+    - an unmarked restatement of the same subject with another value of the same kind ("the
+      rent is 1,200 dollars" after "rent is 1,040 pounds"): one subject holds the other, the
+      same word ties the value to it ("live in"), and nothing says it adds ("too", "also").
+
+    A statement that repeats the earlier values, or adds to them, revises nothing."""
+    if later.rstrip().endswith("?"):
+        return 0  # a question asks, it does not revise ("when was the demo moved to?")
+    new, old = claim(later), claim(earlier)
+    fresh = new.values - old.values
+    if new.values and not fresh:
+        return 0  # a repeat or a confirmation, not a revision
+    if new.marked:
+        # The correction's subject wherever the earlier statement says it, or the earlier
+        # one's wherever the correction says it ("same flight, but they moved it to …").
+        shared = (new.subject & old.context) | (new.context & old.subject)
+        # (A word that opens a sentence may be sentence case: "Small change of plan: …".)
+        # Only a name or a code names the old value: "hundred" of two sums does not.
+        named = {
+            word
+            for word in (new.values & old.values) - _opening_names(later) - _opening_names(earlier)
+            if _kinds(frozenset([word]), set()) == {"name"}
+        }
+        said = set(_words(earlier.lower()))
+        negated = 0
+        for value in _NEGATED.findall(later):
+            words = {w for w in _words(value.lower()) if len(w) >= 3 and w not in _COMMON}
+            negated += 2 * bool(words and words <= said)
+        strength = len(shared) + 2 * len(named) + negated
+        if (named or negated) and (fresh or not new.values):
+            return _closeness(strength, new, old)
+        if not shared or not _compatible(new, old):
+            return 0
+        # One word in common is enough for a value of the same kind, when it is all the
+        # correction is about ("the accountant is X") or at least half of what the earlier
+        # statement is about ("airport" of "always fly me out of X, it's the closest
+        # airport" for "my home airport is Y").
+        if len(shared) == 1 and not (
+            new.slots & old.slots and (len(new.subject) == 1 or len(old.subject) <= 2)
+        ):
+            return 0
+        return _closeness(strength, new, old)
+    shared = new.subject & old.subject
+    if (
+        not fresh
+        or _codes(later) != _codes(earlier)
+        or not shared
+        or not new.slots & old.slots
+        or old.values <= new.values
+        or _ADDITIVE.search(later)
+        # One subject is the other, give or take a word.
+        or len(new.subject ^ old.subject) > 1
+        or not (new.subject <= old.subject or old.subject <= new.subject)
+        or (new.relations and old.relations and not new.relations & old.relations)
+    ):
+        return 0
+    return _closeness(len(shared), new, old)
+
+
+def _closeness(strength: int, new: Claim, old: Claim) -> int:
+    """``strength`` (what the two share), less what the earlier statement is about that the
+    later one does not say: of two statements sharing "move", "we're moving flats on …"
+    is nearer "the move is …" than a ramble that also mentions moving meetings."""
+    return max(1, 10 * strength - len(old.subject - new.context))
 
 
 @lru_cache(maxsize=4096)
@@ -373,13 +627,9 @@ def is_bare_revision(text: str) -> bool:
 def revises(later: str, earlier: str, *, just_before: bool = False) -> int:
     """How strongly ``later`` revises ``earlier`` (0: not at all):
 
-    - a correction on the same subject (:func:`supersedes`);
+    - on the same subject (:func:`supersedes`), marked as a correction or not;
     - a bare correction ("make that Thursday instead") of the statement said ``just_before``
       it, when that one holds a value of the same kind.
-
-    A statement with no mark of correction revises nothing, even on the same subject with
-    another value: "I prefer seat 37" and "I prefer seat 38" may both hold, as may two
-    people on the same team.
     """
     strength = supersedes(later, earlier)
     if strength:
@@ -387,3 +637,26 @@ def revises(later: str, earlier: str, *, just_before: bool = False) -> int:
     if just_before and is_bare_revision(later) and slots(later) & slots(earlier):
         return 1
     return 0
+
+
+def revises_nearest(later: str) -> bool:
+    """Whether ``later``, having no subject of its own, revises the nearest earlier
+    statement that holds a value of its kind, however long ago it was said: a bare
+    correction ("no wait — Bergen", "turns out it's the ninth after all")."""
+    return is_bare_revision(later)
+
+
+def keeps_history(correction: str, earlier: str) -> bool:
+    """Whether what ``correction`` replaced is worth showing beside it ("… (was: …)"): the
+    correction does not say what it revises (a bare one), or the earlier statement holds a
+    value of a kind the correction does not restate ("same flight, but they moved it to the
+    9th" keeps the flight's number)."""
+    if is_bare_revision(correction):
+        return True
+    return bool(claim(earlier).certain_slots - claim(correction).slots)
+
+
+def holds_revised_value(text: str, correction: str) -> bool:
+    """Whether ``text`` holds a value of a kind ``correction`` gives anew (what is left of a
+    revised statement must not keep the old value as a fact of its own)."""
+    return bool(claim(text).certain_slots & claim(correction).slots)

@@ -22,11 +22,15 @@ from functools import lru_cache
 
 from app.budget.statements import (
     Tier,
-    is_bare_revision,
+    holds_revised_value,
     is_correction,
     is_request,
+    keeps_history,
     refers_back,
     revises,
+    revises_nearest,
+    slots,
+    subject_key,
     tier,
 )
 from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem
@@ -346,7 +350,17 @@ def _user_candidates(message: SourceMessage, position: int) -> list[_Candidate]:
     out. At most a number of them per message: a pasted document is not a list of
     statements about the user."""
     found: list[_Candidate] = []
-    for raw in _with_clauses_after_questions(split_sentences(message.text)):
+    text = " ".join(message.text.split())
+    # A correction said in a few sentences ("wait no, I got that wrong before. staging has
+    # 32 nodes. sorry", "no wait, a week on Thursday! not the Monday after next") is one
+    # statement: apart, the mark leaves the new value and the old value stands alone.
+    whole = len(text) <= MAX_ITEM_CHARS and "\n" not in message.text.strip()
+    sentences = (
+        [text]
+        if whole and is_correction(text)
+        else _with_clauses_after_questions(split_sentences(message.text))
+    )
+    for raw in sentences:
         for sentence in (p for part in _requests_apart(raw) for p in _pieces(part)):
             if len(sentence) < 3:
                 continue
@@ -488,7 +502,7 @@ def _tier(text: str) -> int:
 def forget_texts() -> None:
     """Forget what the fold read off texts (the next fold reads everything again). The
     outcome of a fold is the same either way; only its cost differs."""
-    for remembered in (_tier, _normalise, _specificity, _item_content_words):
+    for remembered in (_tier, _normalise, _specificity, _item_content_words, _run_on_parts):
         remembered.cache_clear()
     _LINE_TOKENS.clear()
 
@@ -599,7 +613,8 @@ _VERB = re.compile(
 _RUN_ON_WORDS = 5
 
 
-def _run_on_parts(statement: str) -> list[str]:
+@lru_cache(maxsize=TEXTS_REMEMBERED)
+def _run_on_parts(statement: str) -> tuple[str, ...]:
     """A message typed as one run-on line, cut where a new statement may start; a piece
     without a verb of its own stays joined to the piece before it (or after, if first)."""
     parts: list[str] = []
@@ -621,7 +636,7 @@ def _run_on_parts(statement: str) -> list[str]:
             parts[-1] += " " + pending
         else:
             parts.append(pending)
-    return parts
+    return tuple(parts)
 
 
 def _revises(correction: str, statement: str, just_before: bool) -> int:
@@ -637,8 +652,13 @@ def _unrevised(statement: str, correction: str, just_before: bool) -> str:
     revised, or no part of it alone is)."""
     parts = _run_on_parts(statement)
     kept = [part for part in parts if not revises(correction, part, just_before=just_before)]
-    # What is left must read as a statement of its own, or it is a stray value.
-    if any(len(part.split()) < _RUN_ON_WORDS for part in kept):
+    revised = [part for part in parts if part not in kept]
+    # What is left must read as a statement of its own, or it is a stray value; and the old
+    # value must be in what leaves: "my manager is" revised leaves "Zoë Lindqvist, who signs
+    # off …", the old manager still.
+    if any(len(part.split()) < _RUN_ON_WORDS for part in kept) or not any(
+        holds_revised_value(part, correction) for part in revised
+    ):
         return ""
     if len(kept) in (0, len(parts)):
         return ""
@@ -668,8 +688,12 @@ def _revise(
     current = result[later]
     ids = tuple(dict.fromkeys((*current.item.source_message_ids, *replaced.source_message_ids)))
     text = current.item.text
-    if is_bare_revision(current.item.text):
+    if keeps_history(correction, replaced.text):
+        # What it revised says what the correction does not: which statement a bare one
+        # revises, or a detail it leaves as it was ("same flight, but on the 9th" keeps the
+        # flight's number). One clause, so that it reads as history of this line.
         was = replaced.text.removesuffix(rest).strip() if rest else replaced.text
+        was = was.replace(";", ",").replace("\n", " ")
         text = _clip(f"{text} (was: {was})")
     item = SummaryItem(text, ids, from_user=True)
     result[later] = _Entry(
@@ -682,27 +706,40 @@ _JUST_BEFORE_MESSAGES = 3
 
 
 def _supersede(statements: list[_Entry]) -> list[_Entry]:
-    """Stage 3: a correction replaces the earlier statement it revises, which leaves the
-    summary: one on the same subject, or a bare one ("make that Thursday instead") of what was
-    said just before it. Each correction run on in one message revises its own statement."""
+    """Stage 3: a later statement replaces the earlier one it revises, which leaves the
+    summary (:func:`app.budget.statements.revises`): a correction or an unmarked
+    restatement on the same subject with another value, or a bare correction ("make that
+    Thursday instead") of the nearest statement holding a value of its kind. Each
+    correction run on in one message revises its own statement; a carried statement is
+    revised like a new one."""
     ordered = sorted(statements, key=lambda entry: entry.newest)
     gone: set[int] = set()
     result: dict[int, _Entry] = dict(enumerate(ordered))
     messages = sorted({entry.newest for entry in ordered})
     order_of = {message: index for index, message in enumerate(messages)}
     for later, entry in enumerate(ordered):
-        # A carried correction has replaced what it revised in the fold that brought it.
-        if entry.carried or entry.rank > Tier.PLAIN or not is_correction(entry.item.text):
+        # A carried statement has replaced what it revised in the fold that brought it.
+        if entry.carried or entry.rank > Tier.PLAIN or later in gone:
             continue
-        parts = [p for p in _run_on_parts(entry.item.text) if is_correction(p)] or [entry.item.text]
+        text = entry.item.text
+        marked = is_correction(text)
+        # Corrections run on in one message are revised apart, when each says its subject
+        # ("correction: the new hire is Lorcan and the office moved to Riga"); a mark that
+        # names no subject ("I was wrong about X.") belongs to the rest of the message.
+        parts = [p for p in _run_on_parts(text) if is_correction(p)] if marked else []
+        if len(parts) < 2 or not all(subject_key(p) for p in parts):
+            parts = [text]
         here = order_of[entry.newest]
+        earlier_ones = [
+            earlier
+            for earlier in range(later)
+            if ordered[earlier].newest < entry.newest and ordered[earlier].rank <= Tier.PLAIN
+        ]
         options = {
             part: [
                 (strength, earlier, just_before)
-                for earlier in range(later)
-                if ordered[earlier].newest < entry.newest
-                and ordered[earlier].rank <= Tier.PLAIN
-                and (
+                for earlier in earlier_ones
+                if (
                     strength := _revises(
                         part,
                         result[earlier].item.text,
@@ -720,6 +757,16 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
             if free:
                 _, earlier, just_before = max(free)
                 _revise(result, gone, later, earlier, part, just_before)
+            elif revises_nearest(part):
+                # Said long after what it revises: the nearest statement of its kind.
+                kinds = slots(part)
+                nearest = [
+                    earlier
+                    for earlier in earlier_ones
+                    if earlier not in gone and kinds & slots(result[earlier].item.text)
+                ]
+                if nearest:
+                    _revise(result, gone, later, max(nearest), part, True)
     return [entry for index, entry in sorted(result.items()) if index not in gone]
 
 

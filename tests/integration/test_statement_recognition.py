@@ -90,3 +90,36 @@ async def test_a_correction_that_does_not_repeat_the_old_value_replaces_it(
         assert new in text
         assert all(new in line for line in lines if old in line), old
     assert "the offsite is in Lyon this year" not in text
+
+
+async def test_a_revision_said_long_after_unmarked_or_in_part_leaves_no_old_value_current(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "our landlord is Ingrid Halvorsen, she lives upstairs",
+        2: "I'm on flight LX 1614, leaving the twelfth of April.",
+        4: "the storage quota is forty terabytes",
+        6: "For the record, our notary is Odile Marchand, cc her on the lease.",
+        # An unmarked restatement, many turns later.
+        16: "the landlord is Wojciech Zieliński",
+        # The mark in a sentence of its own.
+        18: "wait, I got that wrong before. the storage quota is twenty-five terabytes. sorry",
+        # A partial one: the flight's number is not said again.
+        19: "same flight, but the airline moved it to the fifteenth of April",
+        # One that names the old value only in the sentence that takes it back.
+        21: "Hmm, I was wrong about Odile Marchand. Our notary is Jens Ulrich.",
+    }
+    prompt = await _session(client, said, turns=30)
+    lines = text_of(prompt["messages"]).splitlines()
+    text = "\n".join(lines)
+    for old, new in (
+        ("Ingrid Halvorsen", "Wojciech Zieliński"),
+        ("forty terabytes", "twenty-five terabytes"),
+        ("twelfth of April", "fifteenth of April"),
+        ("Odile Marchand", "Jens Ulrich"),
+    ):
+        assert new in text, new
+        # The old value is only ever history, on the line of the new one.
+        assert all(new in line for line in lines if old in line), old
+    # What the partial correction did not say is kept, beside it.
+    assert "LX 1614" in text

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from app.budget.statements import Tier, is_correction, revises, supersedes, tier
+from app.budget.statements import (
+    Tier,
+    is_correction,
+    keeps_history,
+    revises,
+    revises_nearest,
+    supersedes,
+    tier,
+)
 
 
 @pytest.mark.parametrize(
@@ -173,3 +181,78 @@ def test_corrections_of_many_phrasings_revise_their_subject(correction: str, ear
 )
 def test_a_request_or_an_unmarked_restatement_revises_nothing(later: str, earlier: str) -> None:
     assert revises(later, earlier, just_before=True) == 0
+
+
+@pytest.mark.parametrize(
+    ("later", "earlier"),
+    [
+        # The same subject, another value of the same kind, no mark of correction at all.
+        ("the deposit is nine hundred euros", "Deposit is seven hundred and fifty euros, paid"),
+        ("the warehouse has 14 forklifts", "the warehouse is 9 forklifts btw"),
+        (
+            "the dog walker is Saoirse Ní Bhriain",
+            "if the dog needs anything, Tadhg Ó Súilleabháin is the dog walker, he has a lead",
+        ),
+        ("we're living in Pécs now", "we live in Szeged at the moment"),
+    ],
+)
+def test_an_unmarked_restatement_with_a_new_value_revises_its_subject(
+    later: str, earlier: str
+) -> None:
+    assert supersedes(later, earlier) > 0
+
+
+@pytest.mark.parametrize(
+    ("later", "earlier"),
+    [
+        # Adds to it: two people on one team.
+        ("Mirela is on the data team too", "Zoë is on the data team"),
+        # Another tie to the subject: with whom, not where.
+        ("I live with Ana", "I live in Porto"),
+        # A code names the subject: two servers, two seats.
+        ("Server srv-3-0 has 30 GB of RAM.", "Server srv-2-0 has 20 GB of RAM."),
+        # The same value again confirms it.
+        ("the warehouse has 14 forklifts", "the warehouse is 14 forklifts btw"),
+    ],
+)
+def test_a_restatement_that_adds_or_names_another_subject_revises_nothing(
+    later: str, earlier: str
+) -> None:
+    assert supersedes(later, earlier) == 0
+
+
+def test_the_words_two_corrections_open_with_do_not_make_them_one_subject() -> None:
+    earlier = "Perdón, me equivoqué antes: my gym is Fitness Park Nation."
+    later = "Perdón, me equivoqué antes: send me voice notes from now on."
+    assert supersedes(later, earlier) == 0
+
+
+@pytest.mark.parametrize(
+    ("correction", "earlier"),
+    [
+        (
+            "Hmm, I was wrong about Odile Marchand. Our notary is Jens Ulrich.",
+            "our notary is Odile Marchand",
+        ),
+        ("the caterer is Kasia Nowak now (it used to be Odile Marchand)", "Odile Marchand caters"),
+    ],
+)
+def test_a_correction_that_names_the_old_value_revises_what_holds_it(
+    correction: str, earlier: str
+) -> None:
+    assert supersedes(correction, earlier) > 0
+
+
+def test_a_partial_correction_keeps_what_it_does_not_restate_as_history() -> None:
+    # The flight's number is not restated: what it revised stays beside it, as history.
+    earlier = "I'm on flight LX 1614, leaving the twelfth of April."
+    correction = "same flight, but the airline moved it to the fifteenth of April"
+    assert revises(correction, earlier) > 0
+    assert keeps_history(correction, earlier)
+    # A whole restatement replaces the old one outright.
+    assert not keeps_history("my dentist is Dr Aoife Brennan now", "my dentist is Dr Ruth Klein")
+
+
+def test_a_bare_correction_said_long_after_revises_the_nearest_statement_of_its_kind() -> None:
+    assert revises_nearest("turns out it's the ninth after all")
+    assert not revises_nearest("the caterer is Kasia Nowak now")
