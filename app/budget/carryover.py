@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from app.budget.statements import is_correction, supersedes
+from app.budget.statements import supersedes
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
 from app.budget.tokens import TokenCounter
 
@@ -94,15 +94,16 @@ def _user_items(content: SummaryContent | None) -> list[SummaryItem]:
 
 
 def superseded(previous: SummaryContent | None, new: SummaryContent) -> set[str]:
-    """The (normalised) texts of the user's statements that a correction new in ``new``
-    revises: whether the model kept them beside the correction or left them for carry-over
-    to bring back, they are no longer current."""
+    """The (normalised) texts of the user's statements that a statement new in ``new``
+    revises (a marked correction or an unmarked restatement with a new value, as
+    :func:`~app.budget.statements.supersedes` decides): whether the model kept them beside it
+    or left them for carry-over to bring back, they are no longer current."""
     before = {_key(i.text) for i in _user_items(previous)}
     theirs = _user_items(new)
     earlier = theirs + _user_items(previous)
     gone: set[str] = set()
     for correction in theirs:
-        if _key(correction.text) in before or not is_correction(correction.text):
+        if _key(correction.text) in before:
             continue
         ranked = [
             (supersedes(correction.text, item.text), _newest(item), item.text)

@@ -153,3 +153,38 @@ def test_a_revised_statement_kept_beside_its_correction_is_left_out() -> None:
         "correction: Sunniva owns the payments dashboard now",
         "Octavian owns the status page",
     ]
+
+
+def test_an_unmarked_restatement_with_a_new_value_is_not_carried_back() -> None:
+    """No "actually": the user simply states the new value, and the old one stays behind."""
+    previous = SummaryContent(
+        summary_text="",
+        key_facts=(
+            SummaryItem("the rent is 1,040 pounds a month", (3,), from_user=True),
+            SummaryItem("I prefer answers as bullet points", (4,), from_user=True),
+        ),
+    )
+    new = SummaryContent(
+        summary_text="",
+        key_facts=(SummaryItem("the rent is 1,200 pounds a month", (40,), from_user=True),),
+    )
+    merged = carry_over(previous, new, target_tokens=1000, counter=O200K)
+    texts = [item.text for item in merged.key_facts]
+    assert texts == ["I prefer answers as bullet points", "the rent is 1,200 pounds a month"]
+
+
+def test_a_second_statement_that_adds_is_carried_back_beside_it() -> None:
+    """ "too" adds a value: both hold."""
+    previous = SummaryContent(
+        summary_text="",
+        key_facts=(SummaryItem("Gustavo owns the payments dashboard", (8,), from_user=True),),
+    )
+    new = SummaryContent(
+        summary_text="",
+        key_facts=(SummaryItem("Sunniva owns the payments dashboard too", (30,), from_user=True),),
+    )
+    merged = carry_over(previous, new, target_tokens=1000, counter=O200K)
+    assert [item.text for item in merged.key_facts] == [
+        "Gustavo owns the payments dashboard",
+        "Sunniva owns the payments dashboard too",
+    ]
