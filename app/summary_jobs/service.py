@@ -117,7 +117,7 @@ class SummaryJobWorker:
             turns = TurnRepository(db, tenant_id=job.tenant_id)
             latest = await turns.latest_summary(job.session_id)
             sources = list(
-                await turns.active_messages_between(
+                await turns.unsummarised_messages_between(
                     job.session_id, after_seq=latest.to_seq if latest else 0, to_seq=job.to_seq
                 )
             )

@@ -349,16 +349,18 @@ class TurnRepository:
         latest: SummaryRecord | None = result.scalar_one_or_none()
         return latest
 
-    async def active_messages_between(
+    async def unsummarised_messages_between(
         self, session_id: str, *, after_seq: int, to_seq: int
     ) -> Sequence[MessageRecord]:
-        """Active messages with ``after_seq < seq <= to_seq``, in order."""
+        """Messages with ``after_seq < seq <= to_seq`` that no summary holds, in order: the
+        active ones, and those a turn pruned while the summary was still being made (a turn
+        at 90% cannot wait for the model; what it pruned must still reach the summary)."""
         query = (
             select(MessageRecord)
             .where(
                 MessageRecord.tenant_id == self.tenant_id,
                 MessageRecord.session_id == session_id,
-                MessageRecord.state == MessageState.ACTIVE,
+                MessageRecord.state.in_((MessageState.ACTIVE, MessageState.PRUNED)),
                 MessageRecord.seq > after_seq,
                 MessageRecord.seq <= to_seq,
             )

@@ -383,6 +383,43 @@ async def test_a_turn_at_90_percent_waits_for_the_summary_then_falls_back_at_the
     assert metric(app, "context_summarizer_outcomes_total", {"outcome": "timeout"}) == 1
 
 
+async def test_what_a_turn_pruned_while_the_model_was_thinking_still_reaches_the_summary(
+    apps: RunningApp, fake_chat: FakeChat
+) -> None:
+    """A turn at 90% cannot wait for the queued summary: it prunes the oldest messages, the
+    user's among them. The job that runs later summarises them all the same."""
+    fake_chat.mode = "hang"
+    _, client = await apps.start(
+        overrides=llm_settings(fake_chat, summary_workers=0, summary_wait_seconds=0.2)
+    )
+    sid = (await create_session(client))["id"]
+    crossing = await cross_70_percent(client, sid)
+    await complete_turn(client, sid, crossing["turn_id"], "Noted. " + words(250))
+    big = await start_turn(client, sid, "Big question. " + words(2500))
+    await complete_turn(client, sid, big["turn_id"], "Noted.")
+    stored = {m["id"]: m for m in await stored_messages(client, sid)}
+    queued = (await jobs(client, sid))[0]
+    pruned = [
+        m
+        for i in big["actions"]["pruned_message_ids"]
+        if (m := stored[i])["role"] == "user" and m["seq"] <= queued["to_seq"]
+    ]
+    assert pruned, "the turn at 90% pruned no user message the queued job covers"
+
+    fake_chat.mode = "good"
+    await apps.start(overrides=llm_settings(fake_chat, summary_workers=1))
+    job = await job_finished(client, sid)
+
+    assert (job["status"], job["failure"]) == ("done", None)
+    summary = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"][0]
+    for message in pruned:
+        said = str(message["content"]).split(".")[0]  # "My passport number is P1000 and …"
+        assert said in summary["rendered"]
+    nxt = await start_turn(client, sid, "And the hotel?")
+    prompt = " ".join(str(m["content"]) for m in nxt["messages"])
+    assert all(str(m["content"]).split(".")[0] in prompt for m in pruned)
+
+
 async def test_a_job_whose_worker_died_is_finished_by_another_worker(
     apps: RunningApp, fake_chat: FakeChat
 ) -> None:
