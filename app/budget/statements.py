@@ -132,7 +132,8 @@ _RULE = re.compile(
     r"\b(?:never|always|don['\u2019]t|do not|must|mustn['\u2019]t|only|has to|have to)\b"
     # What the user marks as worth keeping, and a prohibition ("Rule: no layovers").
     r"|\b(?:keep (?:this|that|it) in mind|keep in mind|remember|for the record|fyi|heads up|"
-    r"note that|bear in mind|from now on)\b|(?:^|[:;,\u2014-]\s*)no\s+[^\W\d_]{3,}",
+    r"note that|bear in mind|from now on)\b"
+    r"|(?:^|[:;,\u2014-]\s*|\b(?:please|pls|plz)\s+)no\s+[^\W\d_]{3,}",
     re.IGNORECASE,
 )
 _STATES = re.compile("|".join(p.pattern for p in (_THAT_CLAUSE, _REASON, _RULE)), re.IGNORECASE)

@@ -211,6 +211,7 @@ def test_a_request_or_question_is_routine_whatever_it_names(sentence: str) -> No
         "always book me a quiet room if you can",
         "Given that our lease ends in April, should we renew now?",
         "Scratch that last one — la reunión es en Rosario, not Mendoza.",
+        "pls no red-eye flights",
     ],
 )
 def test_a_request_or_question_that_carries_a_clause_of_its_own_is_a_statement(
