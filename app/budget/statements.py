@@ -179,7 +179,8 @@ _OPENING_CLAUSE = re.compile(
     re.IGNORECASE,
 )
 #: "Label: value", the way a user jots a detail down ("frequent flyer: KL0099213").
-_LABELLED = re.compile(r"^[^\W\d_][\w' ]{1,30}:\s+\S")
+#: The label has no digit and the value holds one: "Turn 12: …" is a label of the agent's.
+_LABELLED = re.compile(r"^[^\W\d_]+(?:\s[^\W\d_]+){0,3}:\s+(?:\S+\s+){0,2}\S*\d")
 #: A clause of its own after a request or a question, that states something: a subject
 #: and a verb after a comma, a dash or the question mark ("…, she wrote the scheduler",
 #: "…? that's where the customer is", "…, they maintain it").
