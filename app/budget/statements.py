@@ -46,35 +46,143 @@ _SMALL_TALK = re.compile(
     r"hello|hey|morning|good (?:morning|night|evening|afternoon)|no worries|no problem|"
     r"sounds|that sounds|yep|yes|yeah|nope|no|lol|haha|hah|hmm+|ugh|brb|sorry|appreciate|"
     r"how['\u2019]?s|how are|merci|danke|gracias|obrigad[oa]|grazie|dzięki|bedankt|"
-    r"that['\u2019]s (?:fine|great|good|perfect|all|what)|that took|interesting|wow|oops)\b",
+    r"that['\u2019]s (?:fine|great|good|perfect|all|what|it)|that took|interesting|wow|oops|"
+    r"one sec|just a sec|one moment|hold on|be right back)\b",
     re.IGNORECASE,
 )
-#: The start of a request or question about the work in hand.
+#: Courtesy in the languages users write in most, whatever the script: a thank-you or a
+#: greeting carries nothing the agent needs.
+_COURTESY = re.compile(
+    r"^\W*(?:ありがと|どうも|すみません|谢谢|多谢|謝謝|감사|고마워|спасибо|дякую|благодарю|شكرا|"
+    r"תודה|धन्यवाद|शुक्रिया|ขอบคุณ|cảm ơn|ευχαριστώ|teşekkür|sağ ?ol|tack|dziękuję|dzięki|"
+    r"bedankt|dank je|danke|merci|gracias|grazie|obrigad[oa])",
+    re.IGNORECASE,
+)
+#: The start of a request about the work in hand: a verb of work first, or a polite
+#: "can you", "please", "let's" (after a label or a filler word).
 _REQUEST = re.compile(
     # A label first ("Turn 12:", "step 3 -") does not hide the request after it.
     r"^(?:[^\W_]{1,12}(?:\s\S{1,12})?\s?[:\-]\s+)?"
     r"(?:(?:ok(?:ay)?|so|now|and|then|also|pls|please|quick(?:ly)?|hey|right|next)[,:]?\s+)*"
-    r"(?:(?:can|could|would|will) you\s+(?:please\s+)?|please\s+|pls\s+|go ahead and\s+|"
-    r"let['\u2019]s\s+)?"
+    r"(?:(?:can|could|would|will) (?:you|u)\b|please\b|pls\b|plz\b|go ahead and\b|"
+    r"let['\u2019]s\b|"
     r"(?:grep|rerun|re-run|run|check|show|list|tail|bump|open|restart|kill|start|stop|search|"
     r"find|compare|look|retry|try|summari[sz]e|explain|fix|add|remove|delete|update|deploy|"
     r"roll ?back|revert|merge|print|paste|give|tell|send|fetch|get|pull|push|build|test|"
-    r"clean|scale|drain|query|count|diff|what|what['\u2019]s|why|how|is|are|does|did|do|"
-    r"where|which|when|who)\b",
+    r"clean|scale|drain|query|count|diff)\b(?!\s*:))",
     re.IGNORECASE,
 )
-#: What turns a request into one that states something: a clause saying that something is
-#: so, a reason given, or a rule ("remind the team that …", "since X approves …").
-_STATES = re.compile(
-    r"\b(?:remind|tell|telling|say|saying|note|noting|mention|know|confirm|aware|sure|means?|"
-    r"draft|write|warn)\b[^.?!]{0,40}\bthat\b\s+\S+\s+\S+"
-    r"|\b(?:since|given|because|as long as|unless|so that|in case)\b\s+\S+\s+\S+"
-    r"|\b(?:never|always|don['\u2019]t|do not|must|mustn['\u2019]t|only|has to|have to)\b"
+#: A question's opening: a word of asking or an auxiliary before its subject, in English;
+#: in any language a question mark says the same.
+_ASKING = re.compile(
+    r"^(?:[^\W_]{1,12}(?:\s\S{1,12})?\s?[:\-]\s+)?"
+    r"(?:(?:ok(?:ay)?|so|and|also|hey|btw|quick question)[,:]?\s+)*"
+    r"(?:what|what['\u2019]s|whats|why|how|how['\u2019]s|where|which|when|who|who['\u2019]s|"
+    r"whose|whom|is|are|was|were|does|did|do|has|have|should|shall|can|could|would|will|"
+    r"any|anything)\b",
+    re.IGNORECASE,
+)
+#: A word of courtesy that makes a sentence a request, in the languages users write most.
+_POLITE = re.compile(
+    r"\b(?:please|pls|plz|per favore|por favor|bitte|s['\u2019]il (?:te|vous) pla[iî]t|"
+    r"proszę|alsjeblieft|alstublieft|lütfen|пожалуйста|будь ласка)\b",
+    re.IGNORECASE,
+)
+#: The commonest irregular past forms: "got us a table at …" reports, it does not ask.
+_PAST_FORMS_TEXT = """got made took found bought paid went came gave left met kept heard thought
+    saw spoke wrote told said sent brought caught felt lost won spent sold held became began booked
+    had did"""
+_PAST_FORMS = frozenset(_PAST_FORMS_TEXT.split())
+#: An imperative's shape: a first word (after a filler) and what it acts on.
+_IMPERATIVE_SHAPE = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|now|and|then|also|right|next|quick(?:ly)?)[,:]?\s+)*"
+    r"([^\W\d_][\w'\u2019-]*)\s+"
+    r"(?:the|a|an|this|that|these|those|me|us|it|them|him|her|my|our|all|every|some|any|"
+    r"both|each|up|out|down|\d)\b",
+    re.IGNORECASE,
+)
+#: Words that open a sentence without making it an imperative: pronouns, determiners,
+#: prepositions, conjunctions, auxiliaries, adverbs of time and degree.
+_FUNCTION_WORDS_TEXT = """i you he she it we they me my your his her its our their this that these
+    those there here the a an some any no every each all both in on at for from with by of to
+    about after before since during until into over under near via per and but or so because if when
+    while although though as than then today tomorrow tonight yesterday now also just still
+    actually maybe probably only even really is are was were be been am has have had do does
+    did will would can could should shall may might must not never always what which who whom
+    whose where why how yes yeah ok okay oh well like one two once again btw fyi given
+    provided assuming"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
+#: What states something in a declarative sentence: a clause saying that something is so, a
+#: reason, a rule, what the user marks as worth keeping.
+_THAT_CLAUSE = re.compile(
+    r"\b(?:remind|tell|telling|say|saying|note|notes|noting|mention|know|confirm|aware|sure|"
+    r"means?|draft|write|warn|add)\b[^.?!]{0,40}\bthat\b\s+\S+\s+\S+",
+    re.IGNORECASE,
+)
+#: A reason given: a conjunction and a clause with a verb of its own ("since Anselm approves
+#: …", "given that the key rotates …"), not a time ("since this morning").
+_REASON = re.compile(
+    r"\b(?:since|given(?: that)?|because|as long as|unless|so that|in case)\s+"
+    r"(?:[\w'\u2019-]+\s+){0,4}?"
+    r"(?:[\w-]+['\u2019](?:m|s|re|ve|ll|d)|am|is|are|was|were|be|has|have|had|will|would|"
+    r"can|could|must|do|does|did|need|want|"
+    r"(?!(?:this|his|its|hers|ours|yours|theirs|days|weeks|months|years|hours)\b)"
+    r"[\w-]+[^\Wsu_]s|[\w-]+ed)\b",
+    re.IGNORECASE,
+)
+_RULE = re.compile(
+    r"\b(?:never|always|don['\u2019]t|do not|must|mustn['\u2019]t|only|has to|have to)\b"
     # What the user marks as worth keeping, and a prohibition ("Rule: no layovers").
     r"|\b(?:keep (?:this|that|it) in mind|keep in mind|remember|for the record|fyi|heads up|"
-    r"note that|bear in mind|from now on)\b|(?:^|[:;,\u2014-]\s*)no\s+[^\W\d_]{3,}",
+    r"note that|bear in mind|from now on)\b"
+    r"|(?:^|[:;,\u2014-]\s*|\b(?:please|pls|plz)\s+)no\s+[^\W\d_]{3,}",
     re.IGNORECASE,
 )
+_STATES = re.compile("|".join(p.pattern for p in (_THAT_CLAUSE, _REASON, _RULE)), re.IGNORECASE)
+#: A request to keep something in mind or on record: what is to be recorded is stated
+#: ("set a reminder: boiler service w/ …", "remind me the boiler service is booked with …"),
+#: unless it asks to be reminded of something ("remind me which city …").
+_RECORD = re.compile(
+    r"\b(?:remind(?:er)?|note|notes|remember|record|jot|write down|save)\b"
+    r"(?!\s+(?:me\s+)?(?:which|what|who|where|when|how|whether)\b)(?:\W+\w+){3,}",
+    re.IGNORECASE,
+)
+#: A role given to somebody named ("add Kofi Mensah as a second driver", "put … down as
+#: additional driver").
+_ROLE = re.compile(
+    r"(?:[A-Z][\w'\u2019-]*|\w*[^\x00-\x7f]\w*)\s+(?:down\s+|on\s+)?as\s+(?:a|an|the|my|our)?\s*"
+    r"[^\W\d_]{3,}",
+)
+#: Something said of a name in passing: a parenthesis or a dash-enclosed aside after it
+#: ("… to Priyanka — our new DPO — about …", "… for Fenna (new data protection officer)").
+_INSERTION = re.compile(
+    r"(?:[A-Z][\w'\u2019-]*|\w*[^\x00-\x7f]\w*)\s*(?:\((?!\d)[^()]{3,60}\)|[\u2014\u2013]\s[^\u2014\u2013]{3,60}\s[\u2014\u2013])"
+)
+#: A clause of its own after a comma or a dash, whatever its subject: a few words then a
+#: verb of being or having ("…, calls are hard during the day").
+_SUBJECT_CLAUSE = re.compile(
+    r"[,;\u2014\u2013]\s+(?:[^\W\d_][\w'\u2019-]*\s+){1,3}(?:is|are|was|were|has|have|had)\b",
+    re.IGNORECASE,
+)
+#: The speaker as the subject of a clause of their own (at its start, or after a comma, a
+#: dash or a conjunction): "I'm flying out of …", "my daughter is …", "…, my colleagues
+#: read them too". Not "if I go via …" (a case, not a fact) nor "did I spend" (asking).
+_FIRST_PERSON_CLAUSE = re.compile(
+    r"(?:^|[,;:(\u2014\u2013?]\s*(?:(?:and|but|so)\s+)?|\b(?:since|because|as)\s+)"
+    r"(?:(?:i|we)(?:['\u2019](?:m|re|ve|d|ll))?\s+(?!think\b|wonder\b|guess\b)[^\W\d_]+"
+    r"|(?:my|our)\s+[^\W\d_][\w'\u2019-]*\s+[^\W\d_]+)",
+    re.IGNORECASE,
+)
+#: A sentence that opens by saying what something is, and asks after it ("anniversary's the
+#: ninth of August so keep that weekend free pls").
+_OPENING_CLAUSE = re.compile(
+    r"^(?:(?:the|my|our)\s+)?(?!let['\u2019]s\b)[^\W\d_][\w-]*"
+    r"(?:['\u2019]s\s+(?:the|a|an|my|our|on|in|at)\b|\s+(?:is|are|was|were)\s+(?:the|a|an|my|our|on|in|at)\b)",
+    re.IGNORECASE,
+)
+#: "Label: value", the way a user jots a detail down ("frequent flyer: KL0099213").
+#: The label has no digit and the value holds one: "Turn 12: …" is a label of the agent's.
+_LABELLED = re.compile(r"^[^\W\d_]+(?:\s[^\W\d_]+){0,3}:\s+(?:\S+\s+){0,2}\S*\d")
 #: A clause of its own after a request or a question, that states something: a subject
 #: and a verb after a comma, a dash or the question mark ("…, she wrote the scheduler",
 #: "…? that's where the customer is", "…, they maintain it").
@@ -94,6 +202,10 @@ _STANDING = re.compile(
 )
 #: A question that weighs a choice is still open, not a request of the work in hand.
 _DELIBERATION = re.compile(r"\b(?:should|shall|whether|or later|or not)\b", re.IGNORECASE)
+_WH_WORD = re.compile(
+    r"^\W*(?:what|what['\u2019]s|whats|why|how|where|which|when|who|who['\u2019]s|whose|whom)\b",
+    re.IGNORECASE,
+)
 #: What the user says of themselves, their people and who owns what.
 _ABOUT = re.compile(
     r"\b(?:owns?|owned|belongs?|responsib\w*|handles?|in charge|approves?|signs? off|"
@@ -212,7 +324,20 @@ def _foreign(text: str) -> bool:
 def refers_back(sentence: str) -> bool:
     """Whether ``sentence`` opens as a clause about what was just named ("that's where the
     customer is", "they maintain it"): said after a question, it needs the question."""
-    return _STATED_CLAUSE.match(", " + sentence.strip()) is not None
+    text = sentence.strip()
+    if _STATED_CLAUSE.match(", " + text) is not None:
+        return True
+    # A few words about the speaker say why they asked ("asking for my daughter").
+    words = _words(text)
+    return (
+        len(words) <= _REASON_AFTER_QUESTION_WORDS
+        and _PRONOUN.search(text) is not None
+        and _mood(text) == "declarative"
+    )
+
+
+#: A clause after a question about the speaker ("asking for my daughter") is this short.
+_REASON_AFTER_QUESTION_WORDS = 6
 
 
 def is_request(text: str) -> bool:
@@ -220,12 +345,105 @@ def is_request(text: str) -> bool:
     return _REQUEST.match(text.strip()) is not None
 
 
+def _size(words: list[str]) -> int:
+    """How many words ``words`` say: a run of a script written without spaces (Chinese,
+    Japanese, Thai) counts a word for every two of its letters."""
+    return sum(
+        max(1, len(word) // 2)
+        if any(c.isalpha() and not c.isupper() and not c.islower() for c in word)
+        else 1
+        for word in words
+    )
+
+
+def _mood(text: str) -> str:
+    """ "request", "question" or "declarative": what the sentence does, judged by its shape
+    and not by what it names. A request asks for work (an imperative, a polite "can you",
+    a word of courtesy in any language); a question asks (a word of asking first, or a
+    question mark, or an opening one: "¿")."""
+    if _REQUEST.match(text) or _POLITE.search(text) or _imperative(text):
+        return "request"
+    if _ASKING.match(text) or text.startswith("\u00bf") or text.rstrip().endswith("?"):
+        return "question"
+    return "declarative"
+
+
+def _imperative(text: str) -> bool:
+    """Whether ``text`` opens as an imperative: a first word that is no function word, no
+    past form and no third person, followed by what it acts on ("merge the two tickets",
+    "draft a reply", "escalate 42413")."""
+    match = _IMPERATIVE_SHAPE.match(text)
+    if match is None:
+        return False
+    verb = match.group(1).lower()
+    return not (
+        verb in _FUNCTION_WORDS
+        or verb in _PAST_FORMS
+        or verb.endswith(("ed", "ing", "'s", "\u2019s"))
+        or (verb.endswith("ly") and not verb.endswith("ply"))
+        or (verb.endswith("s") and not verb.endswith("ss"))
+    )
+
+
+def _states_something(text: str, mood: str) -> bool:
+    """Whether a request or a question carries a declarative clause of its own: what it
+    says beyond the thing it acts on. A rule or a standing instruction counts in a request
+    ("always fly me out of …"), not in a question ("where must the data stay?")."""
+    if (
+        (_OPENING_CLAUSE.match(text) and not _WH_WORD.match(text))
+        or _THAT_CLAUSE.search(text)
+        or _REASON.search(text)
+        or _STATED_CLAUSE.search(text)
+        or _SUBJECT_CLAUSE.search(text)
+        or _FIRST_PERSON_CLAUSE.search(text)
+        or _RECORD.search(text)
+        or _ROLE.search(text)
+        or _INSERTION.search(text)
+    ):
+        return True
+    if mood == "request":
+        return bool(_RULE.search(text) or _STANDING.search(text))
+    # "should the transfer leave at 7am or later?" weighs a choice; "who should I ask?"
+    # asks for a fact.
+    weighs = _DELIBERATION.search(text) and not _WH_WORD.match(text)
+    return bool(weighs) or _clause_after_question(text)
+
+
+def _clause_after_question(text: str) -> bool:
+    """A question followed by a clause of its own ("… pay full fare? asking for my
+    daughter"): what follows the question mark is judged as said on its own."""
+    _, mark, tail = text.partition("?")
+    if not mark or not tail.strip():
+        return False
+    return tier(tail) <= Tier.PLAIN
+
+
 def tier(sentence: str) -> Tier:
-    """How much a sentence the user wrote is worth keeping (see the module's docstring)."""
+    """How much a sentence the user wrote is worth keeping (see the module's docstring).
+
+    Its mood is judged first, by shape: a request or a question whose only content is
+    what it acts on is routine, whatever it names (a travel agent's every request names a
+    place, a support agent's a customer); one that carries a declarative clause (about the
+    user, their people, a rule, a reason, a role) is a statement. A declarative sentence
+    is judged by what it holds: names in any script, numbers and dates in words, the
+    speaker and their people."""
     text = sentence.strip().lstrip("-*>•").strip()
     words = _words(text)
     if not words:
         return Tier.SMALL_TALK
+    named = _named(text)
+    if _SMALL_TALK.match(text) and len(words) <= 8 and not named:
+        return Tier.SMALL_TALK
+    if _size(words) <= 2 and not _short_value(text, named):
+        return Tier.SMALL_TALK
+    mood = _mood(text)
+    if mood != "declarative":
+        # A correction is a statement even as an imperative ("scratch the last update — …");
+        # a question only uses the words ("is there a train instead?").
+        corrects = mood == "request" and is_correction(text)
+        if corrects or _states_something(text, mood):
+            return Tier.STATEMENT
+        return Tier.ROUTINE
     marked = (
         _foreign(text)
         or bool(_NUMBER_WORDS.search(text))
@@ -233,30 +451,23 @@ def tier(sentence: str) -> Tier:
         or bool(_STATES.search(text))
         or bool(_ABOUT.search(text))
         or bool(_STANDING.search(text))
-        or (text.endswith("?") and bool(_DELIBERATION.search(text)))
+        or bool(_LABELLED.match(text))
     )
-    if marked:
-        return Tier.STATEMENT
-    named = _named(text)
-    if (_SMALL_TALK.match(text) and len(words) <= 8 and not named) or len(words) <= 2:
-        return Tier.SMALL_TALK
-    if _REQUEST.match(text) or text.rstrip().endswith("?"):
-        # A request of the work in hand, unless a clause of its own states something
-        # ("…, she wrote the original scheduler", "…? that's where the customer is"): a
-        # name in a request ("find flights to Bergen") is what the agent was asked to work
-        # on, not something the user told it.
-        if _STATED_CLAUSE.search(text):
-            return Tier.STATEMENT
-        return Tier.ROUTINE
-    # A name (in any script) is what the agent cannot look up again: a sentence naming
-    # somebody or something is never courtesy.
-    if named:
+    if marked or named:
         return Tier.STATEMENT
     if _PRONOUN.search(text) and len(words) <= _PRONOUN_STATEMENT_WORDS:
         return Tier.STATEMENT
     if _COMMON_TIME.search(text) or len(words) >= _PLAIN_STATEMENT_WORDS:
         return Tier.PLAIN
     return Tier.ROUTINE
+
+
+def _short_value(text: str, named: bool) -> bool:
+    """A message of a word or two that is a value of its own ("Kraków Balice", "Gdańsk",
+    "PNR 7QX2LM"), not a word of courtesy ("ありがとう", "спасибо")."""
+    if _COURTESY.search(text):
+        return False
+    return named or _foreign(text) or any(c.isdigit() for c in text)
 
 
 @lru_cache(maxsize=4096)

@@ -285,7 +285,7 @@ _CLAUSE_BREAKS = frozenset(["so", "because", "but", "and", "then", "which", "whi
 #: sits in Dunedin now what's the p99 …"): a piece of its own,
 #: so that its tier is judged apart from the statement before it.
 _EMBEDDED_REQUEST = re.compile(
-    r"(?<=\S)\s+(?=(?:can|could|would) you\b|please\s+[^\W\d_]|pls\b|"
+    r"(?<=\S)\s+(?=(?:can|could|would) you\b|(?:please|pls)\s+[^\W\d_]|"
     r"what['\u2019]s\b|what is\b|why\b|"
     r"how (?:come|do|does|did|is|are|many|much)\b|any idea\b|(?:does|did|do you)\b|"
     r"(?:grep|rerun|restart|tail|"

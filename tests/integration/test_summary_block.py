@@ -144,3 +144,35 @@ async def test_a_statement_that_leaves_the_block_is_counted_audited_and_kept(
     assert left_ids <= set(stored)
     assert all(stored[i]["role"] == "user" for i in left_ids)
     assert any(stored[i]["content"] in said.values() for i in left_ids)
+
+
+async def test_requests_that_name_new_places_every_turn_give_way_to_what_the_user_said(
+    client: httpx.AsyncClient,
+) -> None:
+    # A travel agent's traffic: every request names a city, a month or a hotel, some in
+    # another language. Taken for statements they would fill the block and push out what
+    # the user said about themselves in the first turns.
+    said = {
+        1: "My home airport is Kraków Balice, everything should start and end there.",
+        2: "Could you add Ngozi Adichie as the second driver on the rental?",
+        3: "does the lounge take kids? asking for my son, he's six",
+        4: "Mi hermana vive en Rosario, a veces viajo con ella.",
+        5: "never book me anything before nine in the morning",
+        6: "frequent flyer: SK 88123",
+    }
+    cities = ("Reykjavík", "Tromsø", "Córdoba", "Valparaíso", "Montréal", "Zürich", "Bergen")
+    months = ("March", "April", "June", "September", "October")
+    requests = {
+        n: (
+            f"find me flights from {cities[n % 7]} to {cities[(n + 3) % 7]} in {months[n % 5]}",
+            f"¿hay hoteles baratos en {cities[n % 7]} para el {n} de {months[n % 5]}?",
+            f"can u check if Hotel Number {n} in {cities[(n + 1) % 7]} has free cancellation",
+        )[n % 3]
+        for n in range(7, 64)
+    }
+    prompt = await _session(client, {**requests, **said}, turns=64)
+    summary = _summary_text(prompt)
+    for statement in said.values():
+        assert statement in summary, statement
+    # The requests gave way: none of the oldest is in the summary.
+    assert not any(requests[n] in summary for n in range(7, 20))

@@ -256,3 +256,66 @@ def test_a_partial_correction_keeps_what_it_does_not_restate_as_history() -> Non
 def test_a_bare_correction_said_long_after_revises_the_nearest_statement_of_its_kind() -> None:
     assert revises_nearest("turns out it's the ninth after all")
     assert not revises_nearest("the caterer is Kasia Nowak now")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "book the cheapest flight to Reykjavík on the third of May",
+        "merge the duplicate tickets from Søren Kierkegaard",
+        "¿cuánto cuesta el tren de Sevilla a Córdoba?",
+        "combien coûte l'hôtel à Montréal ?",
+        "are we over budget this quarter",
+        "escribe al cliente de Valparaíso, por favor",
+        "why does the nightly job fail only on Sundays",
+        "what's two hundred euros in yen today",
+        "hotel close to the harbour in Split pls, nothing fancy",
+        "Why is the error rate on ledger-api so high since this morning?",
+        "Who should I ask about the payroll export?",
+    ],
+)
+def test_a_request_or_question_is_routine_whatever_it_names(sentence: str) -> None:
+    # Its mood decides, not its names, numbers, dates or script: the thing it acts on is
+    # the work in hand, not something the user told the agent.
+    assert tier(sentence) is Tier.ROUTINE
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Could you add Ngozi Adichie as the emergency contact on the booking?",
+        "pls cc Wilhelmina (our new controller) on the invoices",
+        "send the summary to Ayşe, she runs the Ankara office",
+        "remind me the dentist appointment is with Dr Okonkwo",
+        "set a reminder: car service at Brightwell Motors",
+        "does the lounge take kids? asking for my son",
+        "My son is seven and a half — does he need a booster seat?",
+        "please write invoices in Danish, my accountant reads them",
+        "always book me a quiet room if you can",
+        "Given that our lease ends in April, should we renew now?",
+        "Scratch that last one — la reunión es en Rosario, not Mendoza.",
+        "pls no red-eye flights",
+    ],
+)
+def test_a_request_or_question_that_carries_a_clause_of_its_own_is_a_statement(
+    sentence: str,
+) -> None:
+    assert tier(sentence) is Tier.STATEMENT
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Got us seats at Café Momus for half past eight.",
+        "frequent flyer: SK 88123",
+        "Mi hermana vive en Rosario.",
+        "Kraków Balice",
+    ],
+)
+def test_a_declarative_that_names_something_is_a_statement(sentence: str) -> None:
+    assert tier(sentence) is Tier.STATEMENT
+
+
+@pytest.mark.parametrize("sentence", ["ありがとう!", "спасибо", "감사합니다", "hold on a sec"])
+def test_courtesy_in_any_script_is_small_talk(sentence: str) -> None:
+    assert tier(sentence) is Tier.SMALL_TALK
