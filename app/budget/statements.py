@@ -147,16 +147,23 @@ _RECORD = re.compile(
     r"(?!\s+(?:me\s+)?(?:which|what|who|where|when|how|whether)\b)(?:\W+\w+){3,}",
     re.IGNORECASE,
 )
+#: A name: a capitalised word, or a word holding a letter outside ASCII (Søren, 北京). It
+#: starts only where a word starts and never gives back what it took, so a long run of word
+#: characters with no space (a hash, a sentence in Chinese) is read once, not once per place.
+_NAME = (
+    r"(?<![\w'\u2019-])"
+    r"(?:[A-Z][\w'\u2019-]*+|(?=[A-Za-z0-9_'\u2019-]*+(?![\x00-\x7f])\w)[\w'\u2019-]++)"
+)
 #: A role given to somebody named ("add Kofi Mensah as a second driver", "put … down as
 #: additional driver").
 _ROLE = re.compile(
-    r"(?:[A-Z][\w'\u2019-]*|\w*[^\x00-\x7f]\w*)\s+(?:down\s+|on\s+)?as\s+(?:a|an|the|my|our)?\s*"
+    _NAME + r"\s+(?:down\s+|on\s+)?as\s+(?:a|an|the|my|our)?\s*"
     r"[^\W\d_]{3,}",
 )
 #: Something said of a name in passing: a parenthesis or a dash-enclosed aside after it
 #: ("… to Priyanka — our new DPO — about …", "… for Fenna (new data protection officer)").
 _INSERTION = re.compile(
-    r"(?:[A-Z][\w'\u2019-]*|\w*[^\x00-\x7f]\w*)\s*(?:\((?!\d)[^()]{3,60}\)|[\u2014\u2013]\s[^\u2014\u2013]{3,60}\s[\u2014\u2013])"
+    _NAME + r"\s*(?:\((?!\d)[^()]{3,60}\)|[\u2014\u2013]\s[^\u2014\u2013]{3,60}\s[\u2014\u2013])"
 )
 #: A clause of its own after a comma or a dash, whatever its subject: a few words then a
 #: verb of being or having ("…, calls are hard during the day").
@@ -802,6 +809,11 @@ def supersedes(later: str, earlier: str) -> int:
     shared = new.subject & old.subject
     if (
         not fresh
+        # Unmarked, a new name beside a new time or amount is another thing of the same
+        # kind, not a new value for it ("our Berlin office opens at 9" beside "our London
+        # office opens at 8", "a flight to Rome on Friday" beside "to Paris on Monday"):
+        # both stand. An unmarked restatement changes one kind of value.
+        or ("name" in (fresh_kinds := _kinds(frozenset(fresh), set())) and len(fresh_kinds) > 1)
         or _codes(later) != _codes(earlier)
         or not shared
         or not new.slots & old.slots
