@@ -114,7 +114,10 @@ class TTLCache(Generic[K, V]):
         self.ttl_seconds = ttl_seconds
         self.clock = clock
         self._entries: LRU[K, tuple[float, V]] = LRU(max_entries)
-        self._loads: Loads[K, V] = Loads()
+        # Loads are keyed by the generation they began in: a discard or a clear starts a new
+        # one, so a request that comes after it never takes (nor keeps) a read begun before.
+        self._loads: Loads[tuple[K, int], V] = Loads()
+        self._generation = 0
 
     def get(self, key: K) -> V | None:
         entry = self._entries.get(key)
@@ -135,8 +138,10 @@ class TTLCache(Generic[K, V]):
             return value
         if self.ttl_seconds <= 0:
             return await read()
-        value = await self._loads.load(key, read)
-        self.put(key, value)
+        generation = self._generation
+        value = await self._loads.load((key, generation), read)
+        if generation == self._generation:
+            self.put(key, value)
         return value
 
     def put(self, key: K, value: V) -> None:
@@ -144,7 +149,9 @@ class TTLCache(Generic[K, V]):
             self._entries.put(key, (self.clock() + self.ttl_seconds, value))
 
     def discard(self, key: K) -> None:
+        self._generation += 1
         self._entries.discard(key)
 
     def clear(self) -> None:
+        self._generation += 1
         self._entries.clear()

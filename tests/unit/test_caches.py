@@ -123,3 +123,23 @@ async def test_no_seconds_means_every_request_reads() -> None:
 
     assert await asyncio.gather(*waiting) == [1.2] * 3
     assert database.reads == 3
+
+
+async def test_a_request_after_a_discard_never_takes_a_read_begun_before_it() -> None:
+    """A ratio just learnt discards the kept one: a read already under way may hold the old
+    value, so a later request reads for itself and the old value is not kept."""
+    cache: TTLCache[str, float] = TTLCache(1.0, clock=Clock())
+    stale, fresh = Database(1.2), Database(1.5)
+
+    before = asyncio.create_task(cache.get_or_read("ratio", stale.read))
+    await asyncio.sleep(0)
+    cache.discard("ratio")  # learn() stored 1.5
+    after = asyncio.create_task(cache.get_or_read("ratio", fresh.read))
+    await asyncio.sleep(0)
+    stale.release.set()
+    fresh.release.set()
+
+    assert await before == 1.2
+    assert await after == 1.5
+    assert (stale.reads, fresh.reads) == (1, 1)
+    assert cache.get("ratio") == 1.5
