@@ -661,30 +661,32 @@ def _opening_names(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _kinds(values: frozenset[str], codes: set[str]) -> frozenset[str]:
-    found = set()
-    if codes:
-        found.add("code")
+def _kinds(values: frozenset[str], codes: frozenset[str]) -> frozenset[str]:
+    found = {"code"} if codes else set()
     for word in values - codes:
-        if _WHEN_VALUE.fullmatch(word) or word in _SPANS:
-            found.add("when")
-        if _AMOUNT_VALUE.match(word) and (
-            _NUMBER_WORDS.fullmatch(word)
-            or _CURRENCY.fullmatch(word)
-            or any(c.isdigit() for c in word)
-        ):
-            found.add("amount")
-        if (
-            not _WHEN_VALUE.fullmatch(word)
-            and word not in _SPANS
-            and not _AMOUNT_VALUE.search(word)
-        ):
-            found.add("name")
+        found |= _word_kinds(word)
     return frozenset(found)
 
 
-def _codes(text: str) -> set[str]:
-    return {word.lower() for code in _CODE_VALUE.findall(text) for word in _words(code)}
+@lru_cache(maxsize=16_384)
+def _word_kinds(word: str) -> frozenset[str]:
+    """The kinds of value one word is (a fold weighs every pair of statements, so each
+    word is judged once)."""
+    found = set()
+    if _WHEN_VALUE.fullmatch(word) or word in _SPANS:
+        found.add("when")
+    if _AMOUNT_VALUE.match(word) and (
+        _NUMBER_WORDS.fullmatch(word) or _CURRENCY.fullmatch(word) or any(c.isdigit() for c in word)
+    ):
+        found.add("amount")
+    if not _WHEN_VALUE.fullmatch(word) and word not in _SPANS and not _AMOUNT_VALUE.search(word):
+        found.add("name")
+    return frozenset(found)
+
+
+@lru_cache(maxsize=4096)
+def _codes(text: str) -> frozenset[str]:
+    return frozenset(word.lower() for code in _CODE_VALUE.findall(text) for word in _words(code))
 
 
 @lru_cache(maxsize=4096)
@@ -785,7 +787,7 @@ def supersedes(later: str, earlier: str) -> int:
         named = {
             word
             for word in (new.values & old.values) - _opening_names(later) - _opening_names(earlier)
-            if _kinds(frozenset([word]), set()) == {"name"}
+            if _word_kinds(word) == {"name"}
         }
         said = set(_words(earlier.lower()))
         negated = 0
@@ -813,8 +815,14 @@ def supersedes(later: str, earlier: str) -> int:
         # kind, not a new value for it ("our Berlin office opens at 9" beside "our London
         # office opens at 8", "a flight to Rome on Friday" beside "to Paris on Monday"):
         # both stand. An unmarked restatement changes one kind of value.
-        or ("name" in (fresh_kinds := _kinds(frozenset(fresh), set())) and len(fresh_kinds) > 1)
+        or (
+            "name" in (fresh_kinds := _kinds(frozenset(fresh), frozenset()))
+            and len(fresh_kinds) > 1
+        )
         or _codes(later) != _codes(earlier)
+        # A value right beside a word of the subject says which one it is ("seat 1C is
+        # free", "the Berlin office"), not what it is: "seat 4C is free" is another seat.
+        or _labels(later, fresh, new.subject)
         or not shared
         or not new.slots & old.slots
         or old.values <= new.values
@@ -826,6 +834,21 @@ def supersedes(later: str, earlier: str) -> int:
     ):
         return 0
     return _closeness(len(shared), new, old)
+
+
+def _labels(text: str, values: frozenset[str], subject: frozenset[str]) -> bool:
+    """Whether one of ``values`` stands right beside a word of ``subject`` in ``text``: a
+    name or a code there says which one; a count ("14 forklifts") still says how many."""
+    values = frozenset(
+        value for value in values if not (value.isdigit() or _NUMBER_WORDS.fullmatch(value))
+    )
+    words = [re.sub(r"['\u2019]s$", "", word) for word in _words(text.lower())]
+    for before, after in pairwise(words):
+        if (before in values and {after, _stem(after)} & subject) or (
+            after in values and {before, _stem(before)} & subject
+        ):
+            return True
+    return False
 
 
 def _closeness(strength: int, new: Claim, old: Claim) -> int:

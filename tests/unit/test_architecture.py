@@ -21,6 +21,7 @@ CORE_STANDARD_LIBRARY = frozenset(
         "enum",
         "functools",
         "hashlib",
+        "itertools",
         "json",
         "math",
         "re",

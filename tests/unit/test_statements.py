@@ -349,3 +349,17 @@ def test_a_long_run_without_spaces_is_judged_in_one_pass(text: str) -> None:
     # The name patterns start only where a word starts and never give back what they took:
     # before, 1,500 characters of Chinese took over a minute and held the event loop.
     assert tier(text) in set(Tier)
+
+
+@pytest.mark.parametrize(
+    ("later", "earlier"),
+    [
+        ("Seat 4C is free.", "Seat 1C is free."),
+        ("Our Berlin office opens at 9am.", "Our London office opens at 9am."),
+    ],
+)
+def test_a_value_that_says_which_one_is_another_thing_not_a_new_value(
+    later: str, earlier: str
+) -> None:
+    # Beside a word of the subject, the value names which seat or office: both stand.
+    assert supersedes(later, earlier) == 0
