@@ -820,9 +820,6 @@ def supersedes(later: str, earlier: str) -> int:
             and len(fresh_kinds) > 1
         )
         or _codes(later) != _codes(earlier)
-        # A value right beside a word of the subject says which one it is ("seat 1C is
-        # free", "the Berlin office"), not what it is: "seat 4C is free" is another seat.
-        or _labels(later, fresh, new.subject)
         or not shared
         or not new.slots & old.slots
         or old.values <= new.values
@@ -831,6 +828,10 @@ def supersedes(later: str, earlier: str) -> int:
         or len(new.subject ^ old.subject) > 1
         or not (new.subject <= old.subject or old.subject <= new.subject)
         or (new.relations and old.relations and not new.relations & old.relations)
+        # A value right beside a word of the subject says which one it is ("seat 1C is
+        # free", "the Berlin office"), not what it is: "seat 4C is free" is another seat.
+        # Last: it reads the text again, and a fold weighs every pair of statements.
+        or _labels(later, fresh, new.subject)
     ):
         return 0
     return _closeness(len(shared), new, old)
