@@ -17,19 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Frame:
-    kind: str
-    values: tuple[str, ...]
-    statements: tuple[str, ...]
-    ask_shared: str
-    ask_other: str
-    #: The fact restated with ``{v}``; set for facts a user may later correct.
-    restate: str | None = None
-    #: For a detail the user may drop: what dropping it says (``{new}``, and ``{old}`` where
-    #: it names it) and the words, in ``{new}``, that now stand in its place.
-    retract: tuple[str, str] | None = None
+from bench.heldout.sets import Frame
 
 
 @dataclass(frozen=True)

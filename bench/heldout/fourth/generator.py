@@ -25,19 +25,10 @@ from bench.heldout.fourth.facts import (
     SHARED,
     THIRD,
     UNMARKED,
-    Frame,
 )
-from bench.heldout.generator import MIN_QUESTION_GAP, check_values_unique, source_window
-from bench.heldout.scenario import (
-    Fact,
-    Question,
-    Scenario,
-    SourceRole,
-    Step,
-    ToolCall,
-    Turn,
-    shares_a_word,
-)
+from bench.heldout.generator import check_values_unique
+from bench.heldout.scenario import Fact, Scenario, Step, ToolCall, Turn
+from bench.heldout.sets import Frame, Source, ask_later, correction_start, free_pairs, free_turns
 
 MODEL = "gpt-4o-mini"
 CONTEXT_LIMIT = 8192
@@ -143,22 +134,6 @@ def _filler(rng: random.Random, agent: a.Agent) -> Turn:
     return Turn(rng.choice(RAMBLES), (), a.prose(rng, agent), "ramble")
 
 
-def _correction_start(rng: random.Random, turn: int, limit: int) -> int:
-    """The first turn a correction of what ``turn`` said may come at: a few turns later, or
-    20-80 turns later (when that would pass ``limit``, a few)."""
-    if rng.random() >= 0.4 and turn + 30 < limit:
-        return turn + rng.randint(20, min(80, limit - turn - 10))
-    return turn + rng.randint(3, 9)
-
-
-def _free(slots: dict[int, Turn], start: int, end: int) -> list[int]:
-    return [t for t in range(start, end) if t not in slots]
-
-
-def _two_free(slots: dict[int, Turn], start: int, end: int) -> list[int]:
-    return [t for t in range(start, end - 1) if t not in slots and t + 1 not in slots]
-
-
 def generate(seed: int, turns: int = 280) -> Scenario:
     """The session of ``seed``: ``turns`` turns (at least 60)."""
     if turns < 60:
@@ -173,7 +148,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     about: list[tuple[str, tuple[str, str]]] = []
 
     # The two-turn facts first, while there is room for two turns in a row.
-    reply_at = rng.choice(_two_free(slots, 1, half))
+    reply_at = rng.choice(free_pairs(slots, 1, half))
     value = rng.choice(own.reply.values)
     said = rng.choice(own.reply.replies).format(v=value)
     slots[reply_at] = Turn(own.reply.request, (), own.reply.question, "fact")
@@ -182,7 +157,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     about.append((said, (own.reply.ask_shared, own.reply.ask_other)))
 
     fix = rng.choice(FIXES)
-    fix_at = rng.choice(_two_free(slots, 1, half))
+    fix_at = rng.choice(free_pairs(slots, 1, half))
     typo, value = rng.choice(fix.values)
     said = rng.choice(fix.fixes).format(v=value)
     slots[fix_at] = Turn(fix.first.format(typo=typo), (), rng.choice(ACKS), "fact")
@@ -191,7 +166,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     about.append((said, (fix.ask_shared, fix.ask_other)))
 
     # A short session (a test's) gets fewer singles, so that the first half has room for them.
-    room = len(_free(slots, 1, half)) // 3 - 1
+    room = len(free_turns(slots, 1, half)) // 3 - 1
     agent_count = min(AGENT_SINGLES, room // 3)
     shared_count = min(SHARED_SINGLES, room - agent_count)
     # Every session holds a detail the user later drops, and one about a third person that
@@ -204,7 +179,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         dropped_frame,
         *rng.sample(others, shared_count - 1),
     ]
-    at_turns = rng.sample(_free(slots, 1, half), len(frames) + 1)
+    at_turns = rng.sample(free_turns(slots, 1, half), len(frames) + 1)
     for frame, at in zip(frames, at_turns, strict=False):
         value = rng.choice(frame.values)
         statement = rng.choice(frame.statements).format(v=value)
@@ -235,7 +210,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     for number, index in enumerate(chosen_corrections):
         frame, fact = frames[index - offset], facts[index]
         assert frame.restate is not None
-        free = _free(slots, _correction_start(rng, fact.turn, limit), limit)
+        free = free_turns(slots, correction_start(rng, fact.turn, limit, farthest=80), limit)
         if not free:
             continue
         new = rng.choice([v for v in frame.values if v != fact.value])
@@ -249,7 +224,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         latest[index] = (new, free[0], text)
         remaining = [v for v in frame.values if v not in (fact.value, new)]
         if number == 0 and remaining:
-            again = _free(slots, _correction_start(rng, free[0], limit), limit)
+            again = free_turns(slots, correction_start(rng, free[0], limit, farthest=80), limit)
             if again:
                 final = rng.choice(remaining)
                 text = rng.choice(RECORRECTIONS).format(
@@ -263,7 +238,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     # The dropped detail: what stands in its place is what must be in the last prompt.
     fact = facts[dropped]
     assert dropped_frame.retract is not None
-    free = _free(slots, _correction_start(rng, fact.turn, limit), limit)
+    free = free_turns(slots, correction_start(rng, fact.turn, limit, farthest=80), limit)
     if free:
         template, instead = dropped_frame.retract
         text = template.format(old=fact.value, new=instead)
@@ -272,7 +247,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     # The time of the person-place-time message changes; the person and place stand.
     index = group_start + 2
     fact = facts[index]
-    free = _free(slots, _correction_start(rng, fact.turn, limit), limit)
+    free = free_turns(slots, correction_start(rng, fact.turn, limit, farthest=80), limit)
     if free:
         new = rng.choice([v for v in group.values[2] if v != fact.value])
         text = rng.choice(group.partial).format(old=fact.value, new=new)
@@ -281,9 +256,9 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         latest[index] = (new, free[0], text)
 
     # Details the assistant states, or a tool returns, while working; asked about later.
-    sources: list[tuple[SourceRole, int, str, str, tuple[str, str]]] = []
+    sources: list[Source] = []
     for detail in agent.details:
-        at = rng.choice(_free(slots, 3, int(turns * 0.45)))
+        at = rng.choice(free_turns(slots, 3, int(turns * 0.45)))
         value = detail.value(rng)
         asks = (detail.ask_shared, detail.ask_other)
         if detail.tool:
@@ -304,22 +279,9 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         else:
             sources.append(("user", facts[index].turn, statement, facts[index].value, asks))
 
-    questions: list[Question] = []
-    rng.shuffle(sources)
-    for role, source_turn, text, value, (ask_shared, ask_other) in sources:
-        free = _free(slots, max(half, source_turn + MIN_QUESTION_GAP), turns - 1)
-        if not free:
-            continue
-        at = rng.choice(free)
-        ask = ask_shared if rng.random() < 0.5 else ask_other
-        lead = rng.choice(QUESTION_LEADS)
-        ask = f"{lead}{ask[0].lower()}{ask[1:]}" if lead else ask
-        slots[at] = Turn(ask, (), rng.choice(QUESTION_ANSWERS), "question")
-        questions.append(
-            Question(
-                at, source_turn, role, value, source_window(text, value), shares_a_word(ask, text)
-            )
-        )
+    questions = ask_later(
+        rng, slots, sources, turns=turns, answers=QUESTION_ANSWERS, leads=QUESTION_LEADS
+    )
 
     slots[turns - 1] = Turn(CLOSING, (), "Bye for now!", "chat")
     session = [slots[t] if t in slots else _filler(rng, agent) for t in range(turns)]
@@ -332,7 +294,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         tools=[tool.definition for tool in agent.tools],
         turns=session,
         facts=facts,
-        questions=sorted(questions, key=lambda q: q.turn),
+        questions=questions,
         agent=agent.name,
     )
     check_values_unique(scenario)
