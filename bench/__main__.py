@@ -61,7 +61,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "dashboard": Benchmark("bench.render_dashboard", "draws docs/dashboard.png from /metrics"),
     "loadgen": Benchmark("bench.loadgen", "a load generator against a running contextd"),
     "embeddings-server": Benchmark("bench.embeddings_server", "a local /embeddings server"),
-    "heldout": Benchmark("bench.heldout.__main__", "held-out retention, corrections and recall, by kind (three sets, both summarisers)"),
+    "heldout": Benchmark("bench.heldout.__main__", "held-out retention, corrections and recall, by kind (four sets, both summarisers)"),
     "heldout-locomo": Benchmark("bench.heldout.locomo", "LoCoMo dialogues: evidence in each question's prompt"),
     "heldout-traffic": Benchmark("bench.heldout.traffic", "held-out long turns and a DeepSeek reasoner"),
     "summary-retention": Benchmark("bench.summary_retention", "user statements kept on tuning and reporting seeds"),

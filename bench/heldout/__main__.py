@@ -1,10 +1,12 @@
 """``python -m bench.heldout``: the held-out retention and recall figures, by kind.
 
 Each seed's session runs twice through the real app (in process, a throwaway SQLite file),
-with recall off and on. Three sets, written apart: ``first`` (a platform team's agent, report
+with recall off and on. Four sets, written apart: ``first`` (a platform team's agent, report
 seeds 1000-1009), ``second`` (travel, finance, support, research and coding agents, report
-seeds 3000-3009) and ``third`` (clinic scheduling, renovation, recruiting, event planning and
-on-call agents, report seeds 5000-5009); any other seed is fine for a look.
+seeds 3000-3009), ``third`` (clinic scheduling, renovation, recruiting, event planning and
+on-call agents, report seeds 5000-5009) and ``fourth`` (legal intake, home automation,
+language tutoring, freight dispatch and lab sample agents, report seeds 6000-6009); any
+other seed is fine for a look.
 
 ``--summarizer llm`` runs the LLM summariser (app/summarize/llm.py) against a scripted model
 (tests/fake_llm.py) that drops a third of the items it is given and reorders the rest;
@@ -27,7 +29,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bench.common import running_app
-from bench.heldout import generator, second, third
+from bench.heldout import fourth, generator, second, third
 from bench.heldout.scenario import Scenario
 from bench.heldout.scorer import Agent, SessionResult
 
@@ -44,6 +46,7 @@ SETS: dict[str, HeldOutSet] = {
     "first": HeldOutSet(generator.generate, REPORT_SEEDS),
     "second": HeldOutSet(second.generate, second.REPORT_SEEDS),
     "third": HeldOutSet(third.generate, third.REPORT_SEEDS),
+    "fourth": HeldOutSet(fourth.generate, fourth.REPORT_SEEDS),
 }
 
 

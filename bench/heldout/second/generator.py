@@ -9,19 +9,11 @@ from __future__ import annotations
 import json
 import random
 
-from bench.heldout.generator import MIN_QUESTION_GAP, check_values_unique, source_window
-from bench.heldout.scenario import (
-    Fact,
-    Question,
-    Scenario,
-    SourceRole,
-    Step,
-    ToolCall,
-    Turn,
-    shares_a_word,
-)
+from bench.heldout.generator import check_values_unique
+from bench.heldout.scenario import Fact, Scenario, Step, ToolCall, Turn
 from bench.heldout.second import domains as d
-from bench.heldout.second.facts import CORRECTIONS, FRAMES, PAIRS, RECORRECTIONS, Frame
+from bench.heldout.second.facts import CORRECTIONS, FRAMES, PAIRS, RECORRECTIONS
+from bench.heldout.sets import Frame, Source, ask_later, correction_start, free_turns
 
 MODEL = "gpt-4o-mini"
 CONTEXT_LIMIT = 8192
@@ -106,18 +98,6 @@ def _filler(rng: random.Random, domain: d.Domain) -> Turn:
     return Turn(rng.choice(RAMBLES), (), d.prose(rng, domain), "ramble")
 
 
-def _correction_start(rng: random.Random, turn: int, limit: int) -> int:
-    """The first turn a correction of what ``turn`` said may come at: a few turns later, or
-    many (when many would pass ``limit``, a few)."""
-    if rng.random() >= 0.4 and turn + 30 < limit:
-        return turn + rng.randint(20, min(70, limit - turn - 10))
-    return turn + rng.randint(3, 9)
-
-
-def _free_after(slots: dict[int, Turn], start: int, end: int) -> list[int]:
-    return [t for t in range(start, end) if t not in slots]
-
-
 def generate(seed: int, turns: int = 280) -> Scenario:
     """The session of ``seed``: ``turns`` turns (at least 60)."""
     if turns < 60:
@@ -157,7 +137,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     for number, index in enumerate(chosen):
         frame, fact = frames[index], facts[index]
         assert frame.restate is not None
-        free = _free_after(slots, _correction_start(rng, fact.turn, limit), limit)
+        free = free_turns(slots, correction_start(rng, fact.turn, limit, farthest=70), limit)
         if not free:
             continue
         new = rng.choice([v for v in frame.values if v != fact.value])
@@ -171,7 +151,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         # The first one is corrected again, when a value is left to change to.
         others = [v for v in frame.values if v not in (fact.value, new)]
         if number == 0 and others:
-            free = _free_after(slots, _correction_start(rng, at, limit), limit)
+            free = free_turns(slots, correction_start(rng, at, limit, farthest=70), limit)
             if free:
                 final, again = rng.choice(others), free[0]
                 text = rng.choice(RECORRECTIONS).format(
@@ -186,7 +166,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     pair_index = rng.randrange(PAIRED)
     index = singles + 2 * pair_index + 1
     fact, pair = facts[index], pairs[pair_index]
-    free = _free_after(slots, _correction_start(rng, fact.turn, limit), limit)
+    free = free_turns(slots, correction_start(rng, fact.turn, limit, farthest=70), limit)
     if free:
         new = rng.choice([v for v in pair.values[1] if v != fact.value])
         text = rng.choice(pair.partial).format(old=fact.value, new=new)
@@ -195,9 +175,9 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         latest[index] = (new, free[0], text)
 
     # Details the assistant states while working, asked about later.
-    sources: list[tuple[SourceRole, int, str, str, tuple[str, str]]] = []
+    sources: list[Source] = []
     for detail in domain.details:
-        at = rng.choice(_free_after(slots, 3, int(turns * 0.45)))
+        at = rng.choice(free_turns(slots, 3, int(turns * 0.45)))
         value = detail.value(rng)
         answer = f"{d.prose(rng, domain)}\n\n{detail.sentence.format(v=value)}"
         slots[at] = _routine(rng, domain, answer=answer)
@@ -211,20 +191,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         else:
             sources.append(("user", facts[index].turn, statement, facts[index].value, asks))
 
-    questions: list[Question] = []
-    rng.shuffle(sources)
-    for role, source_turn, text, value, (ask_shared, ask_other) in sources:
-        free = _free_after(slots, max(half, source_turn + MIN_QUESTION_GAP), turns - 1)
-        if not free:
-            continue
-        at = rng.choice(free)
-        ask = ask_shared if rng.random() < 0.5 else ask_other
-        slots[at] = Turn(ask, (), rng.choice(QUESTION_ANSWERS), "question")
-        questions.append(
-            Question(
-                at, source_turn, role, value, source_window(text, value), shares_a_word(ask, text)
-            )
-        )
+    questions = ask_later(rng, slots, sources, turns=turns, answers=QUESTION_ANSWERS)
 
     slots[turns - 1] = Turn(CLOSING, (), "You're welcome — talk soon!", "chat")
     session = [slots[t] if t in slots else _filler(rng, domain) for t in range(turns)]
@@ -237,7 +204,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         tools=[tool.definition for tool in domain.tools],
         turns=session,
         facts=facts,
-        questions=sorted(questions, key=lambda q: q.turn),
+        questions=questions,
         agent=domain.name,
     )
     check_values_unique(scenario)

@@ -15,16 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Frame:
-    kind: str
-    values: tuple[str, ...]
-    statements: tuple[str, ...]
-    ask_shared: str
-    ask_other: str
-    #: The fact restated with ``{v}``; set for facts a user may later correct.
-    restate: str | None = None
+from bench.heldout.sets import Frame
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,9 @@ from __future__ import annotations
 import json
 import random
 
-from bench.heldout.generator import MIN_QUESTION_GAP, check_values_unique, source_window
-from bench.heldout.scenario import (
-    Fact,
-    Question,
-    Scenario,
-    SourceRole,
-    Step,
-    ToolCall,
-    Turn,
-    shares_a_word,
-)
+from bench.heldout.generator import check_values_unique
+from bench.heldout.scenario import Fact, Scenario, Step, ToolCall, Turn
+from bench.heldout.sets import Frame, Source, ask_later, correction_start, free_pairs, free_turns
 from bench.heldout.third import agents as a
 from bench.heldout.third.facts import (
     BY_AGENT,
@@ -29,7 +21,6 @@ from bench.heldout.third.facts import (
     RECORRECTIONS,
     SHARED,
     UNMARKED,
-    Frame,
 )
 
 MODEL = "gpt-4o-mini"
@@ -137,22 +128,6 @@ def _filler(rng: random.Random, agent: a.Agent) -> Turn:
     return Turn(rng.choice(RAMBLES), (), a.prose(rng, agent), "ramble")
 
 
-def _correction_start(rng: random.Random, turn: int, limit: int) -> int:
-    """The first turn a correction of what ``turn`` said may come at: a few turns later, or
-    20-80 turns later (when that would pass ``limit``, a few)."""
-    if rng.random() >= 0.4 and turn + 30 < limit:
-        return turn + rng.randint(20, min(80, limit - turn - 10))
-    return turn + rng.randint(3, 9)
-
-
-def _free(slots: dict[int, Turn], start: int, end: int) -> list[int]:
-    return [t for t in range(start, end) if t not in slots]
-
-
-def _two_free(slots: dict[int, Turn], start: int, end: int) -> list[int]:
-    return [t for t in range(start, end - 1) if t not in slots and t + 1 not in slots]
-
-
 def generate(seed: int, turns: int = 280) -> Scenario:
     """The session of ``seed``: ``turns`` turns (at least 60)."""
     if turns < 60:
@@ -167,7 +142,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     about: list[tuple[str, tuple[str, str]]] = []
 
     # The two-turn facts first, while there is room for two turns in a row.
-    split_at = rng.choice(_two_free(slots, 1, half))
+    split_at = rng.choice(free_pairs(slots, 1, half))
     value = rng.choice(own.split.values)
     said = rng.choice(own.split.second).format(v=value)
     slots[split_at] = Turn(own.split.first, (), "Sure, take your time.", "fact")
@@ -175,7 +150,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     facts.append(Fact("over two messages", value, split_at + 1))
     about.append((said, (own.split.ask_shared, own.split.ask_other)))
 
-    reply_at = rng.choice(_two_free(slots, 1, half))
+    reply_at = rng.choice(free_pairs(slots, 1, half))
     value = rng.choice(own.reply.values)
     said = rng.choice(own.reply.replies).format(v=value)
     slots[reply_at] = Turn(own.reply.request, (), own.reply.question, "fact")
@@ -184,11 +159,11 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     about.append((said, (own.reply.ask_shared, own.reply.ask_other)))
 
     # A short session (a test's) gets fewer singles, so that the first half has room for them.
-    room = len(_free(slots, 1, half)) // 3 - len(own.groups)
+    room = len(free_turns(slots, 1, half)) // 3 - len(own.groups)
     agent_count = min(AGENT_SINGLES, room // 3)
     shared_count = min(SHARED_SINGLES, room - agent_count)
     frames: list[Frame] = rng.sample(own.singles, agent_count) + rng.sample(SHARED, shared_count)
-    at_turns = rng.sample(_free(slots, 1, half), len(frames) + len(own.groups))
+    at_turns = rng.sample(free_turns(slots, 1, half), len(frames) + len(own.groups))
     for frame, at in zip(frames, at_turns, strict=False):
         value = rng.choice(frame.values)
         statement = rng.choice(frame.statements).format(v=value)
@@ -215,7 +190,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     for number, index in enumerate(rng.sample(correctable, min(CORRECTED, len(correctable)))):
         frame, fact = frames[index - offset], facts[index]
         assert frame.restate is not None
-        free = _free(slots, _correction_start(rng, fact.turn, limit), limit)
+        free = free_turns(slots, correction_start(rng, fact.turn, limit, farthest=80), limit)
         if not free:
             continue
         new = rng.choice([v for v in frame.values if v != fact.value])
@@ -229,7 +204,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         latest[index] = (new, free[0], text)
         others = [v for v in frame.values if v not in (fact.value, new)]
         if number == 0 and others:
-            again = _free(slots, _correction_start(rng, free[0], limit), limit)
+            again = free_turns(slots, correction_start(rng, free[0], limit, farthest=80), limit)
             if again:
                 final = rng.choice(others)
                 text = rng.choice(RECORRECTIONS).format(
@@ -244,7 +219,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
     which = rng.randrange(len(own.groups))
     group, index = own.groups[which], group_start[which] + len(own.groups[which].kinds) - 1
     fact = facts[index]
-    free = _free(slots, _correction_start(rng, fact.turn, limit), limit)
+    free = free_turns(slots, correction_start(rng, fact.turn, limit, farthest=80), limit)
     if free:
         new = rng.choice([v for v in group.values[-1] if v != fact.value])
         text = rng.choice(group.partial).format(old=fact.value, new=new)
@@ -253,9 +228,9 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         latest[index] = (new, free[0], text)
 
     # Details the assistant states, or a tool returns, while working; asked about later.
-    sources: list[tuple[SourceRole, int, str, str, tuple[str, str]]] = []
+    sources: list[Source] = []
     for detail in agent.details:
-        at = rng.choice(_free(slots, 3, int(turns * 0.45)))
+        at = rng.choice(free_turns(slots, 3, int(turns * 0.45)))
         value = detail.value(rng)
         asks = (detail.ask_shared, detail.ask_other)
         if detail.tool:
@@ -274,22 +249,9 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         else:
             sources.append(("user", facts[index].turn, statement, facts[index].value, asks))
 
-    questions: list[Question] = []
-    rng.shuffle(sources)
-    for role, source_turn, text, value, (ask_shared, ask_other) in sources:
-        free = _free(slots, max(half, source_turn + MIN_QUESTION_GAP), turns - 1)
-        if not free:
-            continue
-        at = rng.choice(free)
-        ask = ask_shared if rng.random() < 0.5 else ask_other
-        lead = rng.choice(QUESTION_LEADS)
-        ask = f"{lead}{ask[0].lower()}{ask[1:]}" if lead else ask
-        slots[at] = Turn(ask, (), rng.choice(QUESTION_ANSWERS), "question")
-        questions.append(
-            Question(
-                at, source_turn, role, value, source_window(text, value), shares_a_word(ask, text)
-            )
-        )
+    questions = ask_later(
+        rng, slots, sources, turns=turns, answers=QUESTION_ANSWERS, leads=QUESTION_LEADS
+    )
 
     slots[turns - 1] = Turn(CLOSING, (), "Have a good one!", "chat")
     session = [slots[t] if t in slots else _filler(rng, agent) for t in range(turns)]
@@ -302,7 +264,7 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         tools=[tool.definition for tool in agent.tools],
         turns=session,
         facts=facts,
-        questions=sorted(questions, key=lambda q: q.turn),
+        questions=questions,
         agent=agent.name,
     )
     check_values_unique(scenario)

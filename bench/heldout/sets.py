@@ -1,0 +1,87 @@
+"""What the second, third and fourth held-out sets share: the frame a user's detail is made
+from, the turns still free, when a correction may come, and where the later questions go.
+
+Each set keeps its own words (frames, phrasings, agents); only the rules that place them are
+here, so that a set written apart from the others differs in what users say, not in how a
+session is laid out. Moving a set onto these left its sessions byte-identical for a seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench.heldout.generator import MIN_QUESTION_GAP, source_window
+from bench.heldout.scenario import Question, SourceRole, Turn, shares_a_word
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One detail a user states: its kind, the values it may take, ways of saying it, a
+    question that shares a word with it and one in other words."""
+
+    kind: str
+    values: tuple[str, ...]
+    statements: tuple[str, ...]
+    ask_shared: str
+    ask_other: str
+    #: The fact restated with ``{v}``; set for facts a user may later correct.
+    restate: str | None = None
+    #: For a detail the user may drop: what dropping it says (``{new}``, and ``{old}`` where
+    #: it names it) and the words, in ``{new}``, that then stand in its place.
+    retract: tuple[str, str] | None = None
+
+
+#: (who said it, its turn, the message, the value, (question sharing a word, one not)).
+Source = tuple[SourceRole, int, str, str, tuple[str, str]]
+
+
+def free_turns(slots: dict[int, Turn], start: int, end: int) -> list[int]:
+    """The turns in ``[start, end)`` that nothing has been placed in yet."""
+    return [t for t in range(start, end) if t not in slots]
+
+
+def free_pairs(slots: dict[int, Turn], start: int, end: int) -> list[int]:
+    """The turns in ``[start, end - 1)`` free together with the turn after them."""
+    return [t for t in range(start, end - 1) if t not in slots and t + 1 not in slots]
+
+
+def correction_start(rng: random.Random, turn: int, limit: int, *, farthest: int) -> int:
+    """The first turn a correction of what ``turn`` said may come at: a few turns later, or
+    20 to ``farthest`` turns later (when that would pass ``limit``, a few)."""
+    if rng.random() >= 0.4 and turn + 30 < limit:
+        return turn + rng.randint(20, min(farthest, limit - turn - 10))
+    return turn + rng.randint(3, 9)
+
+
+def ask_later(
+    rng: random.Random,
+    slots: dict[int, Turn],
+    sources: list[Source],
+    *,
+    turns: int,
+    answers: Sequence[str],
+    leads: Sequence[str] = (),
+) -> list[Question]:
+    """Place one question per source in the session's second half, at least
+    ``MIN_QUESTION_GAP`` turns after the source; each asks in the source's words or in other
+    words, at random, after one of ``leads`` ("quick q: ") when the set has them."""
+    questions: list[Question] = []
+    rng.shuffle(sources)
+    for role, source_turn, text, value, (ask_shared, ask_other) in sources:
+        free = free_turns(slots, max(turns // 2, source_turn + MIN_QUESTION_GAP), turns - 1)
+        if not free:
+            continue
+        at = rng.choice(free)
+        ask = ask_shared if rng.random() < 0.5 else ask_other
+        if leads:
+            lead = rng.choice(leads)
+            ask = f"{lead}{ask[0].lower()}{ask[1:]}" if lead else ask
+        slots[at] = Turn(ask, (), rng.choice(answers), "question")
+        questions.append(
+            Question(
+                at, source_turn, role, value, source_window(text, value), shares_a_word(ask, text)
+            )
+        )
+    return sorted(questions, key=lambda q: q.turn)
