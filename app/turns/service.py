@@ -393,7 +393,7 @@ class TurnService:
                 caps=BlockCaps(**(session.block_caps or {})),
             ),
             stored=tuple(
-                Message(
+                Message.stored(
                     id=row.id,
                     seq=row.seq,
                     turn_seq=row.turn_seq,
