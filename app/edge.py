@@ -29,11 +29,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-from fastapi import Request, Response
+from fastapi import Request, Response, params
+from fastapi._compat import Undefined
+from fastapi._compat.shared import field_annotation_is_sequence
 from fastapi.dependencies.models import Dependant, _is_async_gen_callable, _is_coroutine_callable
 from fastapi.dependencies.utils import (
+    _get_param_aliases,
+    _get_param_model,
+    _is_json_field,
     _solve_generator,
-    request_params_to_args,
+    _validate_value_with_model_field,
 )
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute, _effective_route_context_var, serialize_response
@@ -56,6 +61,57 @@ class _Step:
 
 
 @dataclass(frozen=True)
+class _Param:
+    """A path or header parameter read as ``request_params_to_args`` reads it, with what that
+    function works out from the field on every request (whether it is a model or a list,
+    its aliases) worked out once."""
+
+    field: Any
+    #: (validation alias, request key), in FastAPI's order of preference.
+    aliases: tuple[tuple[str, str], ...]
+    location: str
+
+
+def _params(fields: Any) -> tuple[_Param, ...] | None:
+    """``fields`` as plain parameters, or None when one of them is a model, a list or JSON
+    (FastAPI's own function reads those)."""
+    planned: list[_Param] = []
+    for field in fields:
+        if (
+            not isinstance(field.field_info, params.Param)
+            or _get_param_model(field) is not None
+            or _is_json_field(field)
+            or field_annotation_is_sequence(field.field_info.annotation)
+        ):
+            return None
+        aliases = tuple(_get_param_aliases(field))
+        planned.append(_Param(field, aliases, field.field_info.in_.value))
+    return tuple(planned)
+
+
+def _read_params(planned: tuple[_Param, ...], received: Any) -> tuple[dict[str, Any], list[Any]]:
+    """What ``request_params_to_args`` answers for these parameters: the same lookups and the
+    same validation, in the same order."""
+    values: dict[str, Any] = {}
+    errors: list[Any] = []
+    for param in planned:
+        _, key = next((pair for pair in param.aliases if pair[1] in received), param.aliases[0])
+        # _get_multidict_value's answer for a field that is neither a list nor JSON, read
+        # from path parameters or headers: the value, or Undefined when it is absent.
+        value = received.get(key)
+        if value is None:
+            value = Undefined
+        validated, field_errors = _validate_value_with_model_field(
+            field=param.field, value=value, values=values, loc=(param.location, key)
+        )
+        if field_errors:
+            errors.extend(field_errors)
+        else:
+            values[param.field.name] = validated
+    return values, errors
+
+
+@dataclass(frozen=True)
 class _Plan:
     """What a request of the route needs, in the order FastAPI would do it."""
 
@@ -64,6 +120,8 @@ class _Plan:
     endpoint_arguments: tuple[tuple[str, int], ...]
     body_name: str
     response_model: type[BaseModel] | None
+    path_params: tuple[_Param, ...]
+    header_params: tuple[_Param, ...]
 
 
 def _json_media_type(request: Request) -> bool:
@@ -139,6 +197,10 @@ def _plan(route: Any) -> _Plan | None:
         if at is None or dependency.name is None:
             return None
         endpoint_arguments.append((dependency.name, at))
+    path_params = _params(dependant.path_params)
+    header_params = _params(dependant.header_params)
+    if path_params is None or header_params is None:
+        return None
     response_model = route.response_model
     return _Plan(
         steps=tuple(steps),
@@ -149,6 +211,8 @@ def _plan(route: Any) -> _Plan | None:
             if isinstance(response_model, type) and issubclass(response_model, BaseModel)
             else None
         ),
+        path_params=path_params,
+        header_params=header_params,
     )
 
 
@@ -217,12 +281,8 @@ def _lean_handler(route: Any, plan: _Plan, framework: Handler) -> Handler:
             else:
                 results.append(await step.dependant.call(**arguments))  # type: ignore[misc]
 
-        path_values, path_errors = request_params_to_args(
-            dependant.path_params, request.path_params
-        )
-        header_values, header_errors = request_params_to_args(
-            dependant.header_params, request.headers
-        )
+        path_values, path_errors = _read_params(plan.path_params, request.path_params)
+        header_values, header_errors = _read_params(plan.header_params, request.headers)
         errors = [*path_errors, *header_errors, *body_errors]
         if errors:
             raise RequestValidationError(errors, body=received)

@@ -151,6 +151,46 @@ class Message:
     tokens: int | None = None
     encoding: str | None = None
 
+    @classmethod
+    def stored(
+        cls,
+        *,
+        id: int,
+        seq: int,
+        turn_seq: int,
+        role: str,
+        content: Any,
+        name: str | None,
+        tool_calls: Sequence[Mapping[str, Any]] | None,
+        tool_call_id: str | None,
+        reasoning_content: str | None,
+        is_error: bool,
+        answers_seq: int | None,
+        tokens: int,
+        encoding: str,
+    ) -> Message:
+        """A stored message, every field given: the same value as the constructor makes,
+        made about three times faster. The frozen dataclass's ``__init__`` sets its
+        thirteen fields one by one through ``object.__setattr__``, and an assembly makes
+        one message per active row (a long open turn has thousands)."""
+        message = object.__new__(cls)
+        message.__dict__.update(
+            id=id,
+            seq=seq,
+            turn_seq=turn_seq,
+            role=role,
+            content=content,
+            name=name,
+            tool_calls=tool_calls,
+            tool_call_id=tool_call_id,
+            reasoning_content=reasoning_content,
+            is_error=is_error,
+            answers_seq=answers_seq,
+            tokens=tokens,
+            encoding=encoding,
+        )
+        return message
+
     def chat(self) -> ChatMessage:
         return chat_message(
             role=self.role,

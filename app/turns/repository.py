@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     ColumnElement,
@@ -211,9 +211,10 @@ class OpenTurn:
     steps: int
 
 
-@dataclass(frozen=True)
-class StoredRow:
-    """An active message as an assembly reads it."""
+class StoredRow(NamedTuple):
+    """An active message as an assembly reads it. A tuple: an assembly reads every active
+    message (a long open turn's thousand tool results among them), and a tuple is made
+    several times faster than a frozen dataclass's field by field."""
 
     id: int
     seq: int

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.repository import AuditRepository
@@ -156,7 +157,7 @@ class TurnService:
             seq=session.message_count + 1,
             turn_seq=turn.seq,
             role="user",
-            content=body.message.model_dump(mode="json")["content"],
+            content=_stored_content(body.message),
             name=body.message.name,
         )
         return await self._read_decide_write(
@@ -191,7 +192,7 @@ class TurnService:
             seq=session.message_count + 1,
             turn_seq=turn_seq,
             role="assistant",
-            content=body.assistant.model_dump(mode="json")["content"],
+            content=_stored_content(body.assistant),
             tool_calls=body.assistant.stored_tool_calls(),
             reasoning_content=body.assistant.reasoning_content,
         )
@@ -201,7 +202,7 @@ class TurnService:
                 seq=session.message_count + 2 + index,
                 turn_seq=turn_seq,
                 role="tool",
-                content=result.model_dump(mode="json")["content"],
+                content=_stored_content(result),
                 tool_call_id=result.tool_call_id,
                 is_error=result.is_error,
                 answers_seq=assistant.seq,
@@ -230,7 +231,7 @@ class TurnService:
         )
         batch = WriteBatch()
         assistant = body.assistant
-        content = assistant.model_dump(mode="json")["content"]
+        content = _stored_content(assistant)
         # The answer's text; thinking parts stay in the stored message only.
         output = content_text(content) or None
         message_count = session.message_count
@@ -392,7 +393,7 @@ class TurnService:
                 caps=BlockCaps(**(session.block_caps or {})),
             ),
             stored=tuple(
-                Message(
+                Message.stored(
                     id=row.id,
                     seq=row.seq,
                     turn_seq=row.turn_seq,
@@ -719,6 +720,16 @@ class TurnService:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def _stored_content(message: BaseModel) -> Any:
+    """A message's content as it is stored (JSON types). Only that field is dumped: a step's
+    assistant message also carries every tool call of the step, which dumping the whole
+    model would serialise once more for nothing."""
+    return message.model_dump(mode="json", include=_CONTENT)["content"]
+
+
+_CONTENT = {"content"}
 
 
 def _prompt_tokens(usage: Usage | None) -> int | None:

@@ -185,3 +185,44 @@ async def test_a_step_at_the_list_limit_is_served(client: httpx.AsyncClient) -> 
     )
 
     assert response.status_code == 200
+
+
+async def _through_both_handlers(
+    apps: RunningApp, method_path: str, body: dict[str, Any], headers: dict[str, str]
+) -> tuple[tuple[int, Any], tuple[int, Any]]:
+    """The answer of the lean handler, then FastAPI's (an app with a dependency override
+    takes FastAPI's handler), to the same request."""
+    app, client = await apps.start()
+    session = await create_session(client)
+    path = method_path.format(session=session["id"])
+    lean = await client.post(path, json=body, headers=headers)
+    app.dependency_overrides[_never_called] = _never_called
+    try:
+        framework = await client.post(path, json=body, headers=headers)
+    finally:
+        app.dependency_overrides.clear()
+    return (lean.status_code, lean.json()), (framework.status_code, framework.json())
+
+
+def _never_called() -> None:
+    raise AssertionError("an override only to take FastAPI's handler")
+
+
+async def test_bad_path_and_header_parameters_are_refused_as_fastapi_refuses_them(
+    apps: RunningApp,
+) -> None:
+    long_turn = "t" * 65
+    cases = [
+        ("/v1/sessions/{session}/turns", {"Idempotency-Key": "a key with spaces"}),
+        ("/v1/sessions/{session}/turns", {"Idempotency-Key": "k" * 300}),
+        (f"/v1/sessions/{{session}}/turns/{long_turn}/steps", {}),
+        (f"/v1/sessions/{{session}}/turns/{long_turn}/complete", {"Idempotency-Key": "a b"}),
+        ("/v1/sessions/bad%20id/turns", {}),
+    ]
+    body = {"message": {"content": "hi"}, "assistant": {"content": "ok"}}
+    for path, headers in cases:
+        lean, framework = await _through_both_handlers(apps, path, body, headers)
+        assert lean[0] == 422, (path, lean)
+        for answer in (lean, framework):
+            answer[1]["error"].pop("request_id", None)
+        assert lean == framework, path
