@@ -161,7 +161,14 @@ def _assembly_snapshot(dialect: str) -> Select[Any]:
     # writes need nothing back from the database. Postgres draws them from each table's
     # sequence; SQLite (one writer at a time, BEGIN IMMEDIATE) continues from the largest id,
     # as its own rowid allocation does.
-    tables: tuple[type[MessageRecord] | type[AuditRecord], ...] = (MessageRecord, AuditRecord)
+    # A summary's id is taken only when a turn start expects to store one (a fold made between
+    # turns, ``app.summarize.ahead``), so that it goes in the batch with the other writes.
+    tables: tuple[type[MessageRecord] | type[AuditRecord] | type[SummaryRecord], ...] = (
+        MessageRecord,
+        AuditRecord,
+        SummaryRecord,
+    )
+    counts = ("new_messages", "new_audit_rows", "new_summaries")
     if dialect == "postgresql":
         reserved = [
             select(
@@ -169,7 +176,7 @@ def _assembly_snapshot(dialect: str) -> Select[Any]:
             )
             .select_from(func.generate_series(1, bindparam(count, type_=Integer)))
             .scalar_subquery()
-            for table, count in zip(tables, ("new_messages", "new_audit_rows"), strict=True)
+            for table, count in zip(tables, counts, strict=True)
         ]
     else:
         reserved = [
@@ -188,6 +195,7 @@ def _assembly_snapshot(dialect: str) -> Select[Any]:
             head.c.created_at,
             reserved[0],
             reserved[1],
+            reserved[2],
             *_MESSAGE_COLUMNS,
         )
         .select_from(
@@ -241,6 +249,8 @@ class AssemblyState:
     #: Ids reserved for the messages and the audit row this assembly writes.
     message_ids: list[int]
     audit_id: int
+    #: An id for a new summary, when one was asked for (SQLite: always).
+    summary_id: int | None = None
 
 
 #: Every column a new message is written with (the tenant is the repository's).
@@ -368,7 +378,9 @@ class TurnRepository:
         )
         return (await self.db.execute(query)).scalars().all()
 
-    async def assembly_state(self, session_id: str, *, new_messages: int) -> AssemblyState:
+    async def assembly_state(
+        self, session_id: str, *, new_messages: int, new_summary: bool = False
+    ) -> AssemblyState:
         """The session's open turn, latest summary and active messages, and ids for the
         ``new_messages`` messages and the audit row the assembly will write: everything an
         assembly reads besides the session row, in one round trip.
@@ -378,20 +390,28 @@ class TurnRepository:
         of the lock wrote."""
         connection = await self.db.connection()
         dialect = connection.dialect.name
-        params = {**self._params(session_id), "new_messages": new_messages, "new_audit_rows": 1}
+        params = {
+            **self._params(session_id),
+            "new_messages": new_messages,
+            "new_audit_rows": 1,
+            "new_summaries": int(new_summary),
+        }
         rows = await fetch_rows(connection, _SNAPSHOTS[dialect], params)
         first = rows[0]
         if dialect == "postgresql":
             message_ids, audit_id = list(first[9] or []), first[10][0]
+            summary_id = first[11][0] if first[11] else None
         else:
             message_ids = list(range(first[9] + 1, first[9] + 1 + new_messages))
             audit_id = first[10] + 1
+            summary_id = first[11] + 1
         return AssemblyState(
             open_turn=OpenTurn(*first[0:3]) if first[0] is not None else None,
             latest_summary=SummaryHead(*first[3:9]) if first[3] is not None else None,
-            active=[StoredRow(*row[11:]) for row in rows if row[11] is not None],
+            active=[StoredRow(*row[12:]) for row in rows if row[12] is not None],
             message_ids=message_ids,
             audit_id=audit_id,
+            summary_id=summary_id,
         )
 
     async def summary(self, summary_id: int) -> SummaryRecord | None:
@@ -528,6 +548,15 @@ class TurnRepository:
                 _set_state_and_summary,
                 {**params, "summary_id": summary_id},
             )
+
+    def add_summary(self, batch: WriteBatch, summary_id: int, values: Mapping[str, Any]) -> None:
+        """Store a new summary with the batch, under an id the snapshot read reserved (the
+        batch's other writes point to it)."""
+        batch.add(
+            "insert_summary",
+            insert_rows(SummaryRecord, ("id", *_SUMMARY_COLUMNS)),
+            {**values, "id": summary_id, "tenant_id": self.tenant_id},
+        )
 
     async def insert_summary(self, values: Mapping[str, Any]) -> int:
         """Store a new summary now (its id is what the batch's writes point to)."""
