@@ -45,6 +45,7 @@ class Calls:
     #: A completion and the pause after it: where a fold made between turns goes.
     before_fold: list[tuple[float, float]] = field(default_factory=list)
     before_other: list[tuple[float, float]] = field(default_factory=list)
+    #: Each fold turn's ``block_telemetry.summary_made`` (timed turns and filling alike).
     made: list[str] = field(default_factory=list)
 
 
@@ -111,7 +112,11 @@ async def run(stored: int, turns: int, pause_ms: float, database_url: str | None
                 await client.get("/v1/audit", params={"session_id": sessions[way], "limit": 500})
             ).json()["items"]
             calls[way].made = [
-                r["block_telemetry"]["summary_made"]["when"]
+                " ".join(
+                    f"{k}={v}"
+                    for k, v in r["block_telemetry"]["summary_made"].items()
+                    if k != "made_at"
+                )
                 for r in rows
                 if r["summary_reason"] == "turn_count" and "summary_made" in r["block_telemetry"]
             ]
@@ -157,7 +162,9 @@ def main() -> None:
     print(f"{machine()}; {args.stored} stored messages, {args.turns} timed turns each")  # noqa: T201
     print(table(results))  # noqa: T201
     for way, calls in results["calls"].items():
-        print(f"  {way}: summaries made {calls.made}")  # noqa: T201
+        print(f"  {way}: the last timed fold turns' summary_made:")  # noqa: T201
+        for made in calls.made[: len(calls.fold_starts)]:
+            print(f"    {made}")  # noqa: T201
 
 
 if __name__ == "__main__":

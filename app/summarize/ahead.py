@@ -17,7 +17,8 @@ turn the policy says; only where its CPU is spent moves. The audit row tells whi
 (``block_telemetry.summary_made``).
 
 Taking the summary in is made cheap the same way: the fold also counts the new summary and the
-blocks it will be shown in (the runtime's fixed-cost cache), so that turn counts nothing again.
+blocks it will be shown in (the runtime's fixed-cost cache), and encodes its items as its row
+stores them, so that turn neither counts nor encodes them again.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -64,6 +65,12 @@ class FoldMade:
     #: The fold's own time in its worker thread, and how long the turn start waited for it.
     fold_ms: float
     waited_ms: float
+    #: What ``ready`` made of the summary (its items as its row stores them).
+    items_json: Mapping[str, str]
+
+
+#: A fold's summary, when it finished, its time, and what ``ready`` made of it.
+_Result = tuple[SummaryContent, datetime, float, Mapping[str, str]]
 
 
 @dataclass
@@ -71,9 +78,10 @@ class _Fold:
     key: FoldKey
     work: SummaryWork
     counter: TokenCounter
-    #: Counts the blocks a summary is shown in (fills the runtime's fixed-cost cache).
-    warm: Callable[[SummaryContent], object]
-    task: asyncio.Task[tuple[SummaryContent, datetime, float] | None] | None = None
+    #: Counts the blocks a summary is shown in (filling the runtime's fixed-cost cache) and
+    #: encodes its items for its row.
+    ready: Callable[[SummaryContent], Mapping[str, str]]
+    task: asyncio.Task[_Result | None] | None = None
     started: float = field(default=0.0)
 
 
@@ -91,12 +99,12 @@ class FoldsAhead:
         work: SummaryWork,
         *,
         counter: TokenCounter,
-        warm: Callable[[SummaryContent], object],
+        ready: Callable[[SummaryContent], Mapping[str, str]],
     ) -> None:
         """Remember the fold the session's next turn start will ask for (not started yet:
         the turn that prepares it is still running)."""
         self._discard(key.session_id)
-        self._folds[key.session_id] = _Fold(key, work, counter, warm)
+        self._folds[key.session_id] = _Fold(key, work, counter, ready)
         while len(self._folds) > self.max_sessions:
             _, oldest = self._folds.popitem(last=False)
             self._cancel(oldest)
@@ -129,8 +137,9 @@ class FoldsAhead:
         made = await asyncio.shield(fold.task)
         if made is None:
             return None
-        content, made_at, fold_ms = made
-        return FoldMade(content, made_at, fold_ms, (time.perf_counter() - waiting) * 1000)
+        content, made_at, fold_ms, items_json = made
+        waited_ms = (time.perf_counter() - waiting) * 1000
+        return FoldMade(content, made_at, fold_ms, waited_ms, items_json)
 
     async def close(self) -> None:
         """Stop every fold under way (the app is shutting down)."""
@@ -156,7 +165,7 @@ class FoldsAhead:
         if fold.task is not None and not fold.task.done():
             fold.task.cancel()
 
-    async def _run(self, fold: _Fold) -> tuple[SummaryContent, datetime, float] | None:
+    async def _run(self, fold: _Fold) -> _Result | None:
         work = fold.work
         request = SummaryRequest(
             previous=work.previous,
@@ -165,17 +174,17 @@ class FoldsAhead:
             counter=fold.counter,
         )
 
-        def made() -> tuple[SummaryContent, float]:
+        def made() -> tuple[SummaryContent, float, Mapping[str, str]]:
             began = time.perf_counter()
             content = summarize_extractive(request)
             # Counted here, remembered by the content and the fixed-cost cache: the turn
             # start that takes this summary in counts nothing again.
             content.tokens(fold.counter)
-            fold.warm(content)
-            return content, (time.perf_counter() - began) * 1000
+            items_json = fold.ready(content)
+            return content, (time.perf_counter() - began) * 1000, items_json
 
         try:
-            content, fold_ms = await off_the_loop(made)
+            content, fold_ms, items_json = await off_the_loop(made)
         except Exception:
             # The turn start folds itself and meets the same failure, handled there (seed
             # 003 §9: fall back to truncation, count it).
@@ -183,4 +192,4 @@ class FoldsAhead:
                 "folding ahead for session %s failed", fold.key.session_id, exc_info=True
             )
             return None
-        return content, utcnow(), fold_ms
+        return content, utcnow(), fold_ms, items_json

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,8 +12,10 @@ from sqlalchemy import (
     ColumnElement,
     Integer,
     Select,
+    Text,
     and_,
     bindparam,
+    cast,
     func,
     insert,
     literal,
@@ -304,6 +307,25 @@ _INSERT_SUMMARY = DriverStatement(
 )
 
 
+#: A summary's item lists: hundreds of items each in a long session's summary.
+SUMMARY_ITEM_COLUMNS = ("key_facts", "decisions", "open_questions", "action_items")
+
+
+def _insert_summary_encoded(prefix: str) -> DmlStatement:
+    """A summary's INSERT with its item lists bound as JSON text, cast on the way in."""
+    table = SummaryRecord.__table__
+    return insert(SummaryRecord).values(
+        {
+            column: (
+                cast(bindparam(prefix + column, type_=Text), table.c[column].type)
+                if column in SUMMARY_ITEM_COLUMNS
+                else bindparam(prefix + column, type_=table.c[column].type)
+            )
+            for column in ("id", *_SUMMARY_COLUMNS)
+        }
+    )
+
+
 def _message_in_session(prefix: str) -> list[ColumnElement[bool]]:
     return [
         MessageRecord.tenant_id == bindparam(prefix + "tenant_id"),
@@ -549,14 +571,22 @@ class TurnRepository:
                 {**params, "summary_id": summary_id},
             )
 
-    def add_summary(self, batch: WriteBatch, summary_id: int, values: Mapping[str, Any]) -> None:
+    def add_summary(
+        self,
+        batch: WriteBatch,
+        summary_id: int,
+        values: Mapping[str, Any],
+        *,
+        items_json: Mapping[str, str] | None = None,
+    ) -> None:
         """Store a new summary with the batch, under an id the snapshot read reserved (the
-        batch's other writes point to it)."""
-        batch.add(
-            "insert_summary",
-            insert_rows(SummaryRecord, ("id", *_SUMMARY_COLUMNS)),
-            {**values, "id": summary_id, "tenant_id": self.tenant_id},
-        )
+        batch's other writes point to it). ``items_json``: its item lists already encoded
+        (``summary_items_json``), sent as text and cast on the way in (Postgres only)."""
+        params = {**values, "id": summary_id, "tenant_id": self.tenant_id}
+        if items_json is not None and self.db.get_bind().dialect.name == "postgresql":
+            batch.add("insert_summary_encoded", _insert_summary_encoded, {**params, **items_json})
+            return
+        batch.add("insert_summary", insert_rows(SummaryRecord, ("id", *_SUMMARY_COLUMNS)), params)
 
     async def insert_summary(self, values: Mapping[str, Any]) -> int:
         """Store a new summary now (its id is what the batch's writes point to)."""
@@ -632,13 +662,7 @@ def summary_values(
 ) -> dict[str, Any]:
     """The row of a new summary (``TurnRepository.insert_summary`` adds the tenant)."""
 
-    def raw(items: Sequence[SummaryItem]) -> list[dict[str, Any]]:
-        return [
-            {"text": i.text, "source_message_ids": list(i.source_message_ids)}
-            | ({"from_user": True} if i.from_user else {})
-            for i in items
-        ]
-
+    raw = _stored_items
     return {
         "session_id": session_id,
         "turn_id": turn_id,
@@ -657,4 +681,23 @@ def summary_values(
         "token_encoding": encoding,
         "summarizer": summarizer,
         "created_at": utcnow(),
+    }
+
+
+def _stored_items(items: Sequence[SummaryItem]) -> list[dict[str, Any]]:
+    """A summary's items as its row stores them."""
+    return [
+        {"text": i.text, "source_message_ids": list(i.source_message_ids)}
+        | ({"from_user": True} if i.from_user else {})
+        for i in items
+    ]
+
+
+def summary_items_json(content: SummaryContent) -> dict[str, str]:
+    """A summary's item lists as the JSON text its row stores (what SQLAlchemy's JSON type
+    would make of them): encoding them is most of the CPU of storing a long summary, so a
+    fold made between turns does it there."""
+    return {
+        column: json.dumps(_stored_items(getattr(content, column)))
+        for column in SUMMARY_ITEM_COLUMNS
     }

@@ -77,6 +77,7 @@ from app.turns.repository import (
     TurnRow,
     summary_content,
     summary_items,
+    summary_items_json,
     summary_values,
 )
 from app.turns.schemas import (
@@ -483,6 +484,7 @@ class TurnService:
             session, state, resolved, turn_seq=turn.seq, step=step, new=new
         )
         plan, decided, made = await self._decide(snapshot, resolved)
+        items_json = made.pop("items_json", None) if made is not None else None
         decision = await self.recall.shown(
             session,
             decided,
@@ -518,6 +520,7 @@ class TurnService:
             usage,
             head=state.latest_summary,
             reserved_summary_id=state.summary_id,
+            items_json=items_json,
         )
         if not turn.new:
             # The usage of a step is the provider's account of the previous step's prompt.
@@ -565,7 +568,8 @@ class TurnService:
         self, snapshot: Snapshot, resolved: SessionBudget
     ) -> tuple[Plan, Decision, dict[str, Any] | None]:
         """The plan and the decision, and, when the decision folds a summary, where and when
-        that fold was made (``block_telemetry.summary_made`` of the audit row)."""
+        that fold was made (``block_telemetry.summary_made`` of the audit row; with a fold made
+        between turns, its items encoded for its row under ``items_json``)."""
         # The decision is pure CPU: a request bringing a lot of new text (counting it takes a
         # good part of a second), or deciding over a long open turn, has it made in a worker
         # thread, so that other requests on this worker are served meanwhile; an ordinary
@@ -591,6 +595,7 @@ class TurnService:
                     "made_at": ahead.made_at.isoformat(),
                     "fold_ms": round(ahead.fold_ms, 3),
                     "waited_ms": round(ahead.waited_ms, 3),
+                    "items_json": ahead.items_json,
                 }
             else:
                 folding = time.perf_counter()
@@ -649,14 +654,15 @@ class TurnService:
         # the runtime's remembering measure: that turn start finds the count made.
         blocks_of = replace(snapshot, stored=(), new=())
 
-        def warm(content: SummaryContent) -> object:
-            return blocks_of.measure(blocks_of.counter, shape_blocks(blocks_of, content)[0])
+        def ready(content: SummaryContent) -> Mapping[str, str]:
+            blocks_of.measure(blocks_of.counter, shape_blocks(blocks_of, content)[0])
+            return summary_items_json(content)
 
         self.folds_ahead.prepare(
             self._fold_key(snapshot, work.sources, work.target_tokens),
             work,
             counter=snapshot.counter,
-            warm=warm,
+            ready=ready,
         )
 
     async def _write(
@@ -671,6 +677,7 @@ class TurnService:
         *,
         head: SummaryHead | None,
         reserved_summary_id: int | None = None,
+        items_json: Mapping[str, str] | None = None,
     ) -> int | None:
         """Add an accepted decision's writes to ``batch``; returns the new summary's id.
 
@@ -701,7 +708,7 @@ class TurnService:
             )
             if reserved_summary_id is not None:
                 summary_id = reserved_summary_id
-                self.turns.add_summary(batch, summary_id, values)
+                self.turns.add_summary(batch, summary_id, values, items_json=items_json)
             else:
                 summary_id = await self.turns.insert_summary(values)
             # The next turn shows this summary: parsed already, it need not be read back. Its

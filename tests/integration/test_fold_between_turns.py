@@ -34,7 +34,10 @@ def _summary_says(summary: dict[str, Any]) -> dict[str, Any]:
         "rendered": summary["rendered"],
         "token_count": summary["token_count"],
         **{
-            name: [item["text"] for item in summary[name]]
+            name: [
+                (item["text"], item["from_user"], len(item["source_message_ids"]))
+                for item in summary[name]
+            ]
             for name in ("key_facts", "decisions", "open_questions", "action_items")
         },
     }
