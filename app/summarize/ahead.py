@@ -29,7 +29,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from app.budget.decision import SourceText, SummaryWork
@@ -82,7 +82,6 @@ class _Fold:
     #: encodes its items for its row.
     ready: Callable[[SummaryContent], Mapping[str, str]]
     task: asyncio.Task[_Result | None] | None = None
-    started: float = field(default=0.0)
 
 
 class FoldsAhead:
@@ -119,7 +118,6 @@ class FoldsAhead:
         fold = self._folds.get(session_id)
         if fold is None or fold.task is not None:
             return
-        fold.started = time.perf_counter()
         fold.task = asyncio.get_running_loop().create_task(
             self._run(fold), name=f"fold-ahead-{session_id}"
         )
@@ -130,7 +128,7 @@ class FoldsAhead:
         fold = self._folds.pop(key.session_id, None)
         if fold is None:
             return None
-        if fold.key != key or fold.task is None:
+        if fold.key != key or fold.task is None or fold.task.cancelled():
             self._cancel(fold)
             return None
         waiting = time.perf_counter()
