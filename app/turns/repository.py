@@ -571,20 +571,19 @@ class TurnRepository:
                 {**params, "summary_id": summary_id},
             )
 
-    def add_summary(
-        self,
-        batch: WriteBatch,
-        summary_id: int,
-        values: Mapping[str, Any],
-        *,
-        items_json: Mapping[str, str] | None = None,
-    ) -> None:
+    @property
+    def sends_json_text(self) -> bool:
+        """Whether ``add_summary`` takes item lists encoded already (Postgres casts the text
+        on the way in; SQLite would store a cast text as a number)."""
+        return self.db.get_bind().dialect.name == "postgresql"
+
+    def add_summary(self, batch: WriteBatch, summary_id: int, values: Mapping[str, Any]) -> None:
         """Store a new summary with the batch, under an id the snapshot read reserved (the
-        batch's other writes point to it). ``items_json``: its item lists already encoded
-        (``summary_items_json``), sent as text and cast on the way in (Postgres only)."""
+        batch's other writes point to it). Item lists encoded already (``summary_values``
+        with ``items_json``) go as text, cast on the way in."""
         params = {**values, "id": summary_id, "tenant_id": self.tenant_id}
-        if items_json is not None and self.db.get_bind().dialect.name == "postgresql":
-            batch.add("insert_summary_encoded", _insert_summary_encoded, {**params, **items_json})
+        if isinstance(values["key_facts"], str):
+            batch.add("insert_summary_encoded", _insert_summary_encoded, params)
             return
         batch.add("insert_summary", insert_rows(SummaryRecord, ("id", *_SUMMARY_COLUMNS)), params)
 
@@ -659,10 +658,14 @@ def summary_values(
     tokens: int,
     encoding: str,
     summarizer: str,
+    items_json: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The row of a new summary (``TurnRepository.insert_summary`` adds the tenant)."""
-
-    raw = _stored_items
+    """The row of a new summary (``TurnRepository.insert_summary`` adds the tenant).
+    ``items_json``: its item lists already encoded (``summary_items_json``), which only
+    ``TurnRepository.add_summary`` takes, on Postgres (``sends_json_text``)."""
+    items: Mapping[str, Any] = items_json or {
+        column: _stored_items(getattr(content, column)) for column in SUMMARY_ITEM_COLUMNS
+    }
     return {
         "session_id": session_id,
         "turn_id": turn_id,
@@ -672,10 +675,7 @@ def summary_values(
         "from_seq": from_seq,
         "to_seq": to_seq,
         "summary_text": content.summary_text,
-        "key_facts": raw(content.key_facts),
-        "decisions": raw(content.decisions),
-        "open_questions": raw(content.open_questions),
-        "action_items": raw(content.action_items),
+        **{column: items[column] for column in SUMMARY_ITEM_COLUMNS},
         "rendered": rendered,
         "token_count": tokens,
         "token_encoding": encoding,

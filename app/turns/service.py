@@ -705,10 +705,15 @@ class TurnService:
                 tokens=new_summary.tokens,
                 encoding=encoding,
                 summarizer=self.runtime.summarizer.name,
+                items_json=(
+                    items_json
+                    if reserved_summary_id is not None and self.turns.sends_json_text
+                    else None
+                ),
             )
             if reserved_summary_id is not None:
                 summary_id = reserved_summary_id
-                self.turns.add_summary(batch, summary_id, values, items_json=items_json)
+                self.turns.add_summary(batch, summary_id, values)
             else:
                 summary_id = await self.turns.insert_summary(values)
             # The next turn shows this summary: parsed already, it need not be read back. Its
