@@ -209,6 +209,7 @@ def create_app(
             for task in tasks:
                 with suppress(asyncio.CancelledError):
                     await task
+            await runtime.folds_ahead.close()
             if isinstance(runtime.summarizer, LLMSummarizer):
                 await runtime.summarizer.aclose()
             if runtime.embedder is not None:

@@ -18,6 +18,7 @@ from app.caches import LRU, SummaryCache, TTLCache
 from app.metrics import Metrics
 from app.settings import Settings
 from app.summarize import Summarizer
+from app.summarize.ahead import FoldsAhead
 from app.tokens.calibration import CalibrationService
 from app.tokens.registry import TokenizerRegistry
 
@@ -70,6 +71,8 @@ class Runtime:
     #: Capped tool results already cut (app.budget.views.CapMemo): each is at most the cap
     #: (a share of the window), so this holds at most this many windows' shares.
     capped_results: LRU[Hashable, tuple[Any, int, int]] = field(default_factory=lambda: LRU(128))
+    #: Turn-count folds made between turns, by session (see ``app.summarize.ahead``).
+    folds_ahead: FoldsAhead = field(default_factory=FoldsAhead)
     #: The embeddings API, when configured (``Settings.embeds``); None: full text only.
     embedder: EmbeddingsClient | None = None
 

@@ -204,6 +204,15 @@ class Settings(BaseSettings):
     summarizer_shorten_attempts: int = Field(
         default=2, ge=0, description="Re-asks for a shorter summary when one is over target."
     )
+    fold_between_turns: bool = Field(
+        default=True,
+        description=(
+            "With the extractive summariser: the turn-count fold is made in a worker thread "
+            "after the completion of the turn before it, and the turn start that crosses the "
+            "count takes it (the same summary on the same turn; only where its CPU goes moves). "
+            "false: that turn start folds itself."
+        ),
+    )
     summary_wait_seconds: float = Field(
         default=15.0,
         ge=0,

@@ -69,6 +69,7 @@ from app.budget.policy import (
     plan_fallback_truncation,
     plan_prune,
     plan_summary,
+    protected_from_turn,
 )
 from app.budget.reasoning import DEFAULT_RULE, ReasoningRule
 from app.budget.recall import RECALL_BLOCK, RECALL_PREFIX, RecallBlock
@@ -1052,6 +1053,41 @@ def with_recall(
     )
 
 
+def next_turn_fold(plan: Plan, decision: Decision) -> SummaryWork | None:
+    """What the next turn start will fold into the summary when it crosses the turn count,
+    if nothing else changes meanwhile: the previous summary and the messages that will have
+    left the protected window, as that turn start asks for them (``plan_assembly``). None
+    when the next turn start is not due by count, or would have nothing to fold.
+
+    Pure, like the rest: the service makes this fold between turns and the next turn start
+    takes it only if it asks for exactly this work."""
+    snapshot = plan.snapshot
+    settings = snapshot.settings
+    every = settings.budget.mandatory_summary_turns
+    if not decision.accepted or decision.new_summary is not None or not every:
+        return None
+    latest = snapshot.latest_summary
+    # The next turn start is ``turn_seq + 1``; what the policy counts there is the turns
+    # before it since the summary in force (see ``plan_assembly``).
+    if snapshot.turn_seq - (latest.turn_seq if latest else 0) < every:
+        return None
+    first_protected = protected_from_turn(snapshot.turn_seq + 1, settings.budget)
+    gone = {*decision.pruned_ids, *decision.summarised_ids}
+    sources = tuple(
+        SourceText(message.id, message.role, content_text(message.content))
+        for message in (plan.by_seq[m.seq] for m in plan.history)
+        if message.turn_seq < first_protected and message.id not in gone
+    )
+    if not sources:
+        return None
+    return SummaryWork(
+        previous=latest.content if latest else None,
+        sources=sources,
+        target_tokens=plan.summary_target_tokens,
+        bounded=False,
+    )
+
+
 # -- block shaping --------------------------------------------------------------------------------
 
 
@@ -1350,6 +1386,7 @@ __all__ = [
     "SummaryWork",
     "accept_summary",
     "decide",
+    "next_turn_fold",
     "plan_assembly",
     "shape_blocks",
     "with_recall",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,8 +12,10 @@ from sqlalchemy import (
     ColumnElement,
     Integer,
     Select,
+    Text,
     and_,
     bindparam,
+    cast,
     func,
     insert,
     literal,
@@ -161,7 +164,14 @@ def _assembly_snapshot(dialect: str) -> Select[Any]:
     # writes need nothing back from the database. Postgres draws them from each table's
     # sequence; SQLite (one writer at a time, BEGIN IMMEDIATE) continues from the largest id,
     # as its own rowid allocation does.
-    tables: tuple[type[MessageRecord] | type[AuditRecord], ...] = (MessageRecord, AuditRecord)
+    # A summary's id is taken only when a turn start expects to store one (a fold made between
+    # turns, ``app.summarize.ahead``), so that it goes in the batch with the other writes.
+    tables: tuple[type[MessageRecord] | type[AuditRecord] | type[SummaryRecord], ...] = (
+        MessageRecord,
+        AuditRecord,
+        SummaryRecord,
+    )
+    counts = ("new_messages", "new_audit_rows", "new_summaries")
     if dialect == "postgresql":
         reserved = [
             select(
@@ -169,7 +179,7 @@ def _assembly_snapshot(dialect: str) -> Select[Any]:
             )
             .select_from(func.generate_series(1, bindparam(count, type_=Integer)))
             .scalar_subquery()
-            for table, count in zip(tables, ("new_messages", "new_audit_rows"), strict=True)
+            for table, count in zip(tables, counts, strict=True)
         ]
     else:
         reserved = [
@@ -188,6 +198,7 @@ def _assembly_snapshot(dialect: str) -> Select[Any]:
             head.c.created_at,
             reserved[0],
             reserved[1],
+            reserved[2],
             *_MESSAGE_COLUMNS,
         )
         .select_from(
@@ -242,6 +253,8 @@ class AssemblyState:
     #: Ids reserved for the messages and the audit row this assembly writes.
     message_ids: list[int]
     audit_id: int
+    #: An id for a new summary, when one was asked for (SQLite: always).
+    summary_id: int | None = None
 
 
 #: Every column a new message is written with (the tenant is the repository's).
@@ -293,6 +306,25 @@ _INSERT_SUMMARY = DriverStatement(
     .values(bound_values(SummaryRecord, _SUMMARY_COLUMNS, ""))
     .returning(SummaryRecord.id)
 )
+
+
+#: A summary's item lists: hundreds of items each in a long session's summary.
+SUMMARY_ITEM_COLUMNS = ("key_facts", "decisions", "open_questions", "action_items")
+
+
+def _insert_summary_encoded(prefix: str) -> DmlStatement:
+    """A summary's INSERT with its item lists bound as JSON text, cast on the way in."""
+    table = SummaryRecord.__table__
+    return insert(SummaryRecord).values(
+        {
+            column: (
+                cast(bindparam(prefix + column, type_=Text), table.c[column].type)
+                if column in SUMMARY_ITEM_COLUMNS
+                else bindparam(prefix + column, type_=table.c[column].type)
+            )
+            for column in ("id", *_SUMMARY_COLUMNS)
+        }
+    )
 
 
 def _message_in_session(prefix: str) -> list[ColumnElement[bool]]:
@@ -369,7 +401,9 @@ class TurnRepository:
         )
         return (await self.db.execute(query)).scalars().all()
 
-    async def assembly_state(self, session_id: str, *, new_messages: int) -> AssemblyState:
+    async def assembly_state(
+        self, session_id: str, *, new_messages: int, new_summary: bool = False
+    ) -> AssemblyState:
         """The session's open turn, latest summary and active messages, and ids for the
         ``new_messages`` messages and the audit row the assembly will write: everything an
         assembly reads besides the session row, in one round trip.
@@ -379,20 +413,28 @@ class TurnRepository:
         of the lock wrote."""
         connection = await self.db.connection()
         dialect = connection.dialect.name
-        params = {**self._params(session_id), "new_messages": new_messages, "new_audit_rows": 1}
+        params = {
+            **self._params(session_id),
+            "new_messages": new_messages,
+            "new_audit_rows": 1,
+            "new_summaries": int(new_summary),
+        }
         rows = await fetch_rows(connection, _SNAPSHOTS[dialect], params)
         first = rows[0]
         if dialect == "postgresql":
             message_ids, audit_id = list(first[9] or []), first[10][0]
+            summary_id = first[11][0] if first[11] else None
         else:
             message_ids = list(range(first[9] + 1, first[9] + 1 + new_messages))
             audit_id = first[10] + 1
+            summary_id = first[11] + 1
         return AssemblyState(
             open_turn=OpenTurn(*first[0:3]) if first[0] is not None else None,
             latest_summary=SummaryHead(*first[3:9]) if first[3] is not None else None,
-            active=[StoredRow(*row[11:]) for row in rows if row[11] is not None],
+            active=[StoredRow(*row[12:]) for row in rows if row[12] is not None],
             message_ids=message_ids,
             audit_id=audit_id,
+            summary_id=summary_id,
         )
 
     async def summary(self, summary_id: int) -> SummaryRecord | None:
@@ -530,6 +572,22 @@ class TurnRepository:
                 {**params, "summary_id": summary_id},
             )
 
+    @property
+    def sends_json_text(self) -> bool:
+        """Whether ``add_summary`` takes item lists encoded already (Postgres casts the text
+        on the way in; SQLite would store a cast text as a number)."""
+        return self.db.get_bind().dialect.name == "postgresql"
+
+    def add_summary(self, batch: WriteBatch, summary_id: int, values: Mapping[str, Any]) -> None:
+        """Store a new summary with the batch, under an id the snapshot read reserved (the
+        batch's other writes point to it). Item lists encoded already (``summary_values``
+        with ``items_json``) go as text, cast on the way in."""
+        params = {**values, "id": summary_id, "tenant_id": self.tenant_id}
+        if isinstance(values["key_facts"], str):
+            batch.add("insert_summary_encoded", _insert_summary_encoded, params)
+            return
+        batch.add("insert_summary", insert_rows(SummaryRecord, ("id", *_SUMMARY_COLUMNS)), params)
+
     async def insert_summary(self, values: Mapping[str, Any]) -> int:
         """Store a new summary now (its id is what the batch's writes point to)."""
         connection = await self.db.connection()
@@ -601,16 +659,14 @@ def summary_values(
     tokens: int,
     encoding: str,
     summarizer: str,
+    items_json: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The row of a new summary (``TurnRepository.insert_summary`` adds the tenant)."""
-
-    def raw(items: Sequence[SummaryItem]) -> list[dict[str, Any]]:
-        return [
-            {"text": i.text, "source_message_ids": list(i.source_message_ids)}
-            | ({"from_user": True} if i.from_user else {})
-            for i in items
-        ]
-
+    """The row of a new summary (``TurnRepository.insert_summary`` adds the tenant).
+    ``items_json``: its item lists already encoded (``summary_items_json``), which only
+    ``TurnRepository.add_summary`` takes, on Postgres (``sends_json_text``)."""
+    items: Mapping[str, Any] = items_json or {
+        column: _stored_items(getattr(content, column)) for column in SUMMARY_ITEM_COLUMNS
+    }
     return {
         "session_id": session_id,
         "turn_id": turn_id,
@@ -620,13 +676,29 @@ def summary_values(
         "from_seq": from_seq,
         "to_seq": to_seq,
         "summary_text": content.summary_text,
-        "key_facts": raw(content.key_facts),
-        "decisions": raw(content.decisions),
-        "open_questions": raw(content.open_questions),
-        "action_items": raw(content.action_items),
+        **{column: items[column] for column in SUMMARY_ITEM_COLUMNS},
         "rendered": rendered,
         "token_count": tokens,
         "token_encoding": encoding,
         "summarizer": summarizer,
         "created_at": utcnow(),
+    }
+
+
+def _stored_items(items: Sequence[SummaryItem]) -> list[dict[str, Any]]:
+    """A summary's items as its row stores them."""
+    return [
+        {"text": i.text, "source_message_ids": list(i.source_message_ids)}
+        | ({"from_user": True} if i.from_user else {})
+        for i in items
+    ]
+
+
+def summary_items_json(content: SummaryContent) -> dict[str, str]:
+    """A summary's item lists as the JSON text its row stores (what SQLAlchemy's JSON type
+    would make of them): encoding them is most of the CPU of storing a long summary, so a
+    fold made between turns does it there."""
+    return {
+        column: json.dumps(_stored_items(getattr(content, column)))
+        for column in SUMMARY_ITEM_COLUMNS
     }

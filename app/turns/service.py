@@ -19,7 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn
 
 from pydantic import BaseModel
@@ -34,11 +34,15 @@ from app.budget.decision import (
     FinishedJob,
     LatestSummary,
     Message,
+    Plan,
     PolicySettings,
     SessionBlocks,
     Snapshot,
+    SummaryFailure,
     decide,
+    next_turn_fold,
     plan_assembly,
+    shape_blocks,
 )
 from app.budget.openai_format import to_openai
 from app.budget.reasoning import reasoning_rule
@@ -61,6 +65,8 @@ from app.runtime import Runtime
 from app.search.recall import TurnRecall
 from app.sessions.repository import SessionRepository, SessionRow
 from app.sessions.service import session_not_found
+from app.summarize.ahead import FoldKey, FoldMade
+from app.summarize.extractive import ExtractiveSummarizer
 from app.summarize.running import run_summarizer
 from app.summary_jobs.repository import SummaryJobRepository
 from app.tokens.budgets import SessionBudget, session_budget
@@ -72,6 +78,7 @@ from app.turns.repository import (
     TurnRow,
     summary_content,
     summary_items,
+    summary_items_json,
     summary_values,
 )
 from app.turns.schemas import (
@@ -128,6 +135,15 @@ class TurnService:
         self.audit = AuditRepository(db)
         self.jobs = SummaryJobRepository(db)
         self.calibration = runtime.calibration(db)
+        # The turn-count fold made between turns (app.summarize.ahead): for a summariser
+        # whose summary depends on its inputs alone, run inline.
+        self.folds_ahead = (
+            runtime.folds_ahead
+            if runtime.settings.fold_between_turns
+            and not runtime.settings.summarizes_in_background
+            and isinstance(runtime.summarizer, ExtractiveSummarizer)
+            else None
+        )
         self.policy = PolicySettings(
             budget=runtime.settings.budget_settings(),
             summary_target_ratio=runtime.settings.summary_target_ratio,
@@ -143,7 +159,12 @@ class TurnService:
         """Start a turn with a user message and return the prompt for its first LLM call."""
         started = time.perf_counter()
         session = await self._locked(session_id)
-        state = await self.turns.assembly_state(session_id, new_messages=1)
+        state = await self.turns.assembly_state(
+            session_id,
+            new_messages=1,
+            # A fold made between turns is likely taken in: its summary goes in the batch.
+            new_summary=self.folds_ahead is not None and self.folds_ahead.holds(session_id),
+        )
         if state.open_turn is not None:
             raise ConflictError(
                 "turn_in_progress",
@@ -277,6 +298,9 @@ class TurnService:
         )
         self._record_cache_read(batch, session, turn_id, step=turn.steps, usage=body.usage)
         await batch.send(await self.db.connection())
+        if self.folds_ahead is not None:
+            # The turn is over: the next turn start's fold, if it was prepared, is made now.
+            self.folds_ahead.start(session_id)
         return TurnOut(
             id=turn.id,
             session_id=session_id,
@@ -460,9 +484,11 @@ class TurnService:
         snapshot = await self._snapshot(
             session, state, resolved, turn_seq=turn.seq, step=step, new=new
         )
+        plan, decided, made = await self._decide(snapshot, resolved)
+        items_json = made.pop("items_json", None) if made is not None else None
         decision = await self.recall.shown(
             session,
-            await self._decide(snapshot, resolved),
+            decided,
             resolved.counter,
             turn_seq=turn.seq,
             starts_turn=turn.new,
@@ -471,6 +497,8 @@ class TurnService:
         )
 
         audit = _audit_values(decision, snapshot, session, turn, audit_id=state.audit_id)
+        if made is not None:
+            audit["block_telemetry"]["summary_made"] = made
         self._observe(decision, session, resolved)
         log_budget_telemetry(audit, blocks_before=decision.blocks_before, fits=decision.accepted)
         batch = WriteBatch()
@@ -484,7 +512,16 @@ class TurnService:
                 details={**(decision.rejection or {}), "audit_id": state.audit_id},
             )
         summary_id = await self._write(
-            batch, decision, snapshot, session, turn, step, usage, head=state.latest_summary
+            batch,
+            decision,
+            snapshot,
+            session,
+            turn,
+            step,
+            usage,
+            head=state.latest_summary,
+            reserved_summary_id=state.summary_id,
+            items_json=items_json,
         )
         if not turn.new:
             # The usage of a step is the provider's account of the previous step's prompt.
@@ -495,6 +532,8 @@ class TurnService:
         self.audit.insert(batch, audit)
         await batch.send(await self.db.connection())
 
+        if turn.new and self.folds_ahead is not None:
+            self._prepare_next_fold(plan, decision)
         self.metrics.prompt_tokens.labels(model_label(session.model)).observe(
             decision.figures.final
         )
@@ -526,7 +565,12 @@ class TurnService:
         )
         return _in_format(assembly, prompt_format, stable_messages=decision.stable_messages)
 
-    async def _decide(self, snapshot: Snapshot, resolved: SessionBudget) -> Decision:
+    async def _decide(
+        self, snapshot: Snapshot, resolved: SessionBudget
+    ) -> tuple[Plan, Decision, dict[str, Any] | None]:
+        """The plan and the decision, and, when the decision folds a summary, where and when
+        that fold was made (``block_telemetry.summary_made`` of the audit row; with a fold made
+        between turns, its items encoded for its row under ``items_json``)."""
         # The decision is pure CPU: a request bringing a lot of new text (counting it takes a
         # good part of a second), or deciding over a long open turn, has it made in a worker
         # thread, so that other requests on this worker are served meanwhile; an ordinary
@@ -541,18 +585,86 @@ class TurnService:
             if heavy
             else plan_assembly(snapshot)
         )
-        outcome = None
+        outcome: SummaryContent | SummaryFailure | None = None
+        made: dict[str, Any] | None = None
+        ahead = await self._fold_made_ahead(snapshot, plan)
         if plan.summarise is not None:
-            outcome = await run_summarizer(
-                self.runtime.summarizer,
-                plan.summarise,
-                counter=resolved.counter,
-                metrics=self.metrics,
-                wait_seconds=self.settings.summary_wait_seconds if plan.summarise.bounded else None,
-            )
+            if ahead is not None:
+                outcome = ahead.content
+                made = {
+                    "when": "between_turns",
+                    "made_at": ahead.made_at.isoformat(),
+                    "fold_ms": round(ahead.fold_ms, 3),
+                    "waited_ms": round(ahead.waited_ms, 3),
+                    "items_json": ahead.items_json,
+                }
+            else:
+                folding = time.perf_counter()
+                outcome = await run_summarizer(
+                    self.runtime.summarizer,
+                    plan.summarise,
+                    counter=resolved.counter,
+                    metrics=self.metrics,
+                    wait_seconds=(
+                        self.settings.summary_wait_seconds if plan.summarise.bounded else None
+                    ),
+                )
+                made = {
+                    "when": "in_turn",
+                    "made_at": utcnow().isoformat(),
+                    "fold_ms": round((time.perf_counter() - folding) * 1000, 3),
+                }
         if heavy:
-            return await off_the_loop(lambda: decide(plan, outcome))
-        return decide(plan, outcome)
+            decision = await off_the_loop(lambda: decide(plan, outcome))
+        else:
+            decision = decide(plan, outcome)
+        return plan, decision, made if decision.new_summary is not None else None
+
+    def _fold_key(self, snapshot: Snapshot, sources: Sequence[Any], target_tokens: int) -> FoldKey:
+        latest = snapshot.latest_summary
+        return FoldKey(
+            session_id=snapshot.session_id,
+            previous_id=latest.id if latest is not None else None,
+            sources=tuple(sources),
+            target_tokens=target_tokens,
+            counter=snapshot.counter.name,
+        )
+
+    async def _fold_made_ahead(self, snapshot: Snapshot, plan: Plan) -> FoldMade | None:
+        """The fold this turn start asks for, if it was made between turns."""
+        work = plan.summarise
+        if self.folds_ahead is None or snapshot.step != 0:
+            return None
+        if work is None:
+            # Not due after all (or no longer, or only later): what was made is of no use.
+            self.folds_ahead.drop(snapshot.session_id)
+            return None
+        return await self.folds_ahead.take(
+            self._fold_key(snapshot, work.sources, work.target_tokens)
+        )
+
+    def _prepare_next_fold(self, plan: Plan, decision: Decision) -> None:
+        """When the next turn start crosses the turn count, what it will fold, made once
+        this turn completes (``app.summarize.ahead``)."""
+        assert self.folds_ahead is not None
+        work = next_turn_fold(plan, decision)
+        if work is None:
+            return
+        snapshot = plan.snapshot
+        # The blocks as the next turn start shapes them around the new summary, counted by
+        # the runtime's remembering measure: that turn start finds the count made.
+        blocks_of = replace(snapshot, stored=(), new=())
+
+        def ready(content: SummaryContent) -> Mapping[str, str]:
+            blocks_of.measure(blocks_of.counter, shape_blocks(blocks_of, content)[0])
+            return summary_items_json(content)
+
+        self.folds_ahead.prepare(
+            self._fold_key(snapshot, work.sources, work.target_tokens),
+            work,
+            counter=snapshot.counter,
+            ready=ready,
+        )
 
     async def _write(
         self,
@@ -565,11 +677,14 @@ class TurnService:
         usage: Usage | None,
         *,
         head: SummaryHead | None,
+        reserved_summary_id: int | None = None,
+        items_json: Mapping[str, str] | None = None,
     ) -> int | None:
         """Add an accepted decision's writes to ``batch``; returns the new summary's id.
 
-        A new summary is stored first, on its own: the state changes of the messages it folds
-        in point to it. Everything else goes in the batch."""
+        A new summary goes first: the state changes of the messages it folds in point to it.
+        Under an id the snapshot read reserved, it is one more write of the batch; otherwise
+        it is stored on its own, for its id."""
         session_id = session.id
         encoding = snapshot.counter.name
         summary_id: int | None = None
@@ -591,8 +706,17 @@ class TurnService:
                 tokens=new_summary.tokens,
                 encoding=encoding,
                 summarizer=self.runtime.summarizer.name,
+                items_json=(
+                    items_json
+                    if reserved_summary_id is not None and self.turns.sends_json_text
+                    else None
+                ),
             )
-            summary_id = await self.turns.insert_summary(values)
+            if reserved_summary_id is not None:
+                summary_id = reserved_summary_id
+                self.turns.add_summary(batch, summary_id, values)
+            else:
+                summary_id = await self.turns.insert_summary(values)
             # The next turn shows this summary: parsed already, it need not be read back. Its
             # key holds the creation time too, so a write that rolls back names no other row.
             self.runtime.summaries.put((summary_id, values["created_at"]), new_summary.content)
