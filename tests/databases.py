@@ -84,7 +84,7 @@ class PostgresDatabases:
                 self.drop_later(spare.result())
             except Exception as error:
                 failures.append(error)
-        failures += [error for drop in self._drops if (error := drop.exception()) is not None]
+        failures += [failed for drop in self._drops if (failed := drop.exception()) is not None]
         self._drops.clear()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
