@@ -6,6 +6,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -542,10 +543,16 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+@cache
+def _migrations_head() -> str | None:
+    # Alembic reads every migration file to find the head: once per process, not once per
+    # start-up check (the files do not change under a running process).
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
 def _schema_state(connection: Connection) -> tuple[str | None, str | None]:
     current = MigrationContext.configure(connection).get_current_revision()
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    return current, head
+    return current, _migrations_head()
 
 
 def _upgrade(connection: Connection) -> None:

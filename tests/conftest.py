@@ -67,6 +67,7 @@ from app.main import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from app.summarize import Summarizer  # noqa: E402
 from app.tokens.registry import TokenizerRegistry  # noqa: E402
+from tests.databases import PostgresDatabases  # noqa: E402
 
 POSTGRES_URL_ENV = "CONTEXTD_TEST_POSTGRES_URL"
 #: Where a Postgres server usually answers on a developer's machine (trust auth).
@@ -101,9 +102,12 @@ def _database_url(server_url: str, database: str) -> str:
     )
 
 
+def _admin_dsn(server_url: str) -> str:
+    return make_url(server_url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
 async def _admin(server_url: str, statement: str) -> None:
-    dsn = make_url(server_url).set(drivername="postgresql").render_as_string(hide_password=False)
-    connection = await asyncpg.connect(dsn)
+    connection = await asyncpg.connect(_admin_dsn(server_url))
     try:
         await connection.execute(statement)
     finally:
@@ -207,18 +211,27 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     yield request.getfixturevalue("postgres_url")
 
 
+@pytest.fixture(scope="session")
+def postgres_databases(
+    postgres_server_url: str, postgres_template: str
+) -> Iterator[PostgresDatabases]:
+    """Copies of the template for this worker's tests, made ahead and dropped behind them."""
+    databases = PostgresDatabases(_admin_dsn(postgres_server_url), postgres_template)
+    try:
+        yield databases
+    finally:
+        databases.close()
+
+
 @pytest.fixture
-def postgres_url(postgres_server_url: str, postgres_template: str) -> Iterator[str]:
+def postgres_url(postgres_server_url: str, postgres_databases: PostgresDatabases) -> Iterator[str]:
     """A fresh, migrated Postgres database (for tests that are about Postgres only; mark
     them ``postgres``)."""
-    name = f"contextd_test_{uuid.uuid4().hex[:12]}"
-    run_in_thread(
-        _admin(postgres_server_url, f'CREATE DATABASE "{name}" TEMPLATE "{postgres_template}"')
-    )
+    name = postgres_databases.take()
     try:
         yield _database_url(postgres_server_url, name)
     finally:
-        run_in_thread(_admin(postgres_server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        postgres_databases.drop_later(name)
 
 
 def make_settings(database_url: str, **overrides: Any) -> Settings:
@@ -313,9 +326,10 @@ def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
         yield f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
         return
     server = request.getfixturevalue("postgres_server_url")
+    databases: PostgresDatabases = request.getfixturevalue("postgres_databases")
     name = f"contextd_empty_{uuid.uuid4().hex[:12]}"
     run_in_thread(_admin(server, f'CREATE DATABASE "{name}"'))
     try:
         yield _database_url(server, name)
     finally:
-        run_in_thread(_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        databases.drop_later(name)
