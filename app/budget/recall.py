@@ -147,61 +147,51 @@ def recall_block(
     hits: Sequence[RecallHit], *, room: int, max_hits: int, counter: TokenCounter
 ) -> RecallBlock | None:
     """The best ``hits`` (at most ``max_hits``) whose block fits ``room`` tokens, shown oldest
-    first; a hit too long for what is left shows its excerpt instead, if it has one, and is
+    first; a hit too long for what is left shows its excerpt instead, if it has one, or is
     cut to fit. None when nothing fits.
 
-    Counting is most of what this costs: while the sum of the lines' counts (each with its
-    line break) leaves room, a hit goes in on that sum alone and the block is counted once;
-    past it (or if the block counts more than the sum), each candidate block is counted."""
+    Counting is most of what this costs, so hits are taken on a bound: the heading's count
+    plus each line's own count and one for its line break (the counters memoise a stored
+    message's line, which comes back turn after turn; the encodings most models use count
+    a text as the sum of its lines). The block is counted once at the end; should it count
+    more than the bound said, its last hits leave it until it fits."""
     chosen: list[tuple[RecallHit, Recalled, str]] = []
     bound = _render([], counter).tokens
-    taken = len(hits)  # how many of the hits this went through
-    for index, hit in enumerate(hits):
-        shown = Recalled(hit.message_id)
-        text = _text(hit, shown)
-        line = counter.count_text(_line(hit, text)) + 1 if text else 0
-        if len(chosen) == max_hits or bound + line > room:
-            taken = index
-            break
-        if text:
-            chosen.append((hit, shown, text))
-            bound += line
-    block = _render(chosen, counter) if chosen else None
-    if block is not None and block.tokens > room:  # the bound was wrong: count every step
-        chosen, block, taken = [], None, 0
-    for hit in hits[taken:]:
-        left = room - (block.tokens if block else _render([], counter).tokens)
+    for hit in hits:
+        left = room - bound
         if len(chosen) == max_hits or left <= _MIN_KEPT:
-            break  # a full block: a long list of candidates would each be counted in vain
+            break  # a full block: the candidates left would each be counted in vain
         shown = Recalled(hit.message_id)
         text = _text(hit, shown)
         if not text:
             continue
-        # Lines count alone what they count in the block: one that does not fit by its own
-        # count is not counted in a whole block again, only cut (or shown by its excerpt).
-        fits = counter.count_text(_line(hit, text)) + 1 <= left
-        candidate = _render([*chosen, (hit, shown, text)], counter) if fits else None
-        if (
-            (candidate is None or candidate.tokens > room)
-            and hit.excerpt
-            and hit.passage is not None
-            and hit.excerpt.strip() != text
-        ):
+        line = _line_tokens(hit, text, counter)
+        if line > left and hit.excerpt and hit.passage is not None and hit.excerpt.strip() != text:
             shown = Recalled(hit.message_id, passage=hit.passage)
             text = _text(hit, shown)
-            candidate = _render([*chosen, (hit, shown, text)], counter)
-        if candidate is None or candidate.tokens > room:
-            kept = _kept(text, left, counter)
+            line = _line_tokens(hit, text, counter)
+        if line > left:
+            kept = _kept(text, left - _line_tokens(hit, "", counter), counter)
             if kept is None:
                 continue
             shown = replace(shown, kept=kept)
             text = _text(hit, shown)
-            candidate = _render([*chosen, (hit, shown, text)], counter)
-            if candidate.tokens > room:
+            line = _line_tokens(hit, text, counter)
+            if line > left:
                 continue
         chosen.append((hit, shown, text))
-        block = candidate
-    return block
+        bound += line
+    while chosen:
+        block = _render(chosen, counter)
+        if block.tokens <= room:
+            return block
+        chosen.pop()  # the bound was wrong (a counter whose lines do not add up)
+    return None
+
+
+def _line_tokens(hit: RecallHit, text: str, counter: TokenCounter) -> int:
+    """What a hit's line showing ``text`` adds to a block, at most: its count and its break."""
+    return counter.count_text(_line(hit, text)) + 1
 
 
 def shown_again(
