@@ -5,10 +5,14 @@ A session that turns recall on has its stored messages searched, at each turn st
 words of the turn's user message among those that left the prompt (summarised or pruned).
 The best hits, within a share of the input budget, go into one ``user`` message placed just
 before the current turn: after the whole history, so the prompt up to there is the previous
-prompt's prefix and the provider's cache still hits it. Only user and assistant text is
-recalled, as quoted text inside the block, so no tool call or tool result ever comes back
-without its pair. The steps of the turn show the same block, word for word: its fingerprint
-entry says how it showed each message, so any worker makes it again from the messages alone.
+prompt's prefix and the provider's cache still hits it. User and assistant text, and what
+tools returned, is recalled as quoted text inside the block, never as a message of its own
+role: a ``tool`` message must answer the ``tool_calls`` of the assistant message before it
+(OpenAI), a ``tool_result`` block must follow its ``tool_use`` in the message before
+(Anthropic), and a quoted result pairs with nothing. A long tool result is shown by the
+window of its words that says most of the question's (``excerpt_window``). The steps of
+the turn show the same block, word for word: its fingerprint entry says how it showed each
+message, so any worker makes it again from the messages alone.
 
 The block is chosen after the turn's own policy events (summary, prune), in the room they
 leave: what left the prompt in this very turn can come back, the block never makes the
@@ -69,27 +73,33 @@ class RecallHit:
     #: Which of the message's passages (``app.embeddings.vectors.passages``) the excerpt is:
     #: what names it in the block's fingerprint entry, so that it can be shown again.
     passage: int | None = None
+    #: A long tool result: the first of the ``EXCERPT_WORDS`` words it is shown by
+    #: (``excerpt_window``); None to show it whole.
+    window: int | None = None
 
 
 @dataclass(frozen=True)
 class Recalled:
     """How a recall block shows one message, enough to show it again word for word from the
-    stored message alone: its whole text, or its excerpt (``passage``), and only the first
-    ``kept`` characters of that when it was cut to fit."""
+    stored message alone: its whole text, its excerpt (``passage``) or the window of its
+    words from the ``window``-th (a long tool result), and only the first ``kept``
+    characters of that when it was cut to fit."""
 
     message_id: int
     passage: int | None = None
     kept: int | None = None
+    window: int | None = None
 
     def entry(self) -> str:
         return (
             str(self.message_id)
             + (f"p{self.passage}" if self.passage is not None else "")
+            + (f"w{self.window}" if self.window is not None else "")
             + (f"k{self.kept}" if self.kept is not None else "")
         )
 
 
-_RECALLED = re.compile(r"(\d+)(?:p(\d+))?(?:k(\d+))?")
+_RECALLED = re.compile(r"(\d+)(?:p(\d+))?(?:w(\d+))?(?:k(\d+))?")
 
 
 @dataclass(frozen=True)
@@ -128,8 +138,8 @@ def previous_recall(fingerprint: Sequence[str] | None) -> tuple[str, tuple[Recal
         match = _RECALLED.fullmatch(item)
         if match is None:
             return None
-        passage, kept = (int(group) if group else None for group in match.groups()[1:])
-        shown.append(Recalled(int(match[1]), passage, kept))
+        passage, window, kept = (int(group) if group else None for group in match.groups()[1:])
+        shown.append(Recalled(int(match[1]), passage, kept, window))
     return entry, tuple(shown)
 
 
@@ -161,7 +171,7 @@ def recall_block(
         left = room - bound
         if len(chosen) == max_hits or left <= _MIN_KEPT:
             break  # a full block: the candidates left would each be counted in vain
-        shown = Recalled(hit.message_id)
+        shown = Recalled(hit.message_id, window=hit.window)
         text = _text(hit, shown)
         if not text:
             continue
@@ -210,7 +220,17 @@ def shown_again(
 
 def _text(hit: RecallHit, shown: Recalled) -> str:
     """What the block says of ``hit``, shown as ``shown`` says."""
-    if shown.passage is None:
+    if shown.window is not None:
+        words = hit.text.split()
+        end = shown.window + EXCERPT_WORDS
+        text = " ".join(
+            [
+                *(["…"] if shown.window else []),
+                *words[shown.window : end],
+                *(["…"] if end < len(words) else []),
+            ]
+        )
+    elif shown.passage is None:
         text = " ".join(hit.text.split())
     else:
         text = "… " + " ".join((hit.excerpt or "").split()) + " …"
@@ -233,7 +253,67 @@ def _render(
 
 def _line(hit: RecallHit, text: str) -> str:
     """The block's line for ``hit``, showing ``text``."""
-    return f"[message {hit.seq}, {hit.role}] {text}"
+    role = "tool result" if hit.role == "tool" else hit.role
+    return f"[message {hit.seq}, {role}] {text}"
+
+
+#: The words a long tool result is shown by in a recall block: about 100 to 200 tokens, room
+#: for the detail asked about and what surrounds it, where the whole result (a listing, a
+#: log, a JSON document) could take the block's room alone.
+EXCERPT_WORDS = 60
+#: A window's words before its first match: what leads up to the detail.
+_EXCERPT_LEAD = EXCERPT_WORDS // 4
+#: Matches of a long result that are tried as a window's start, at most: what choosing a
+#: window costs stays bounded on a result of many thousands of words.
+_MAX_ANCHORS = 400
+
+
+def excerpt_window(text: str, terms: Iterable[str], phrases: Iterable[str] = ()) -> int | None:
+    """The first word of the ``EXCERPT_WORDS`` of ``text`` (split at white space) that hold
+    most of the query's distinct ``terms`` and ``phrases`` (a phrase weighs two words; a
+    word matches its plural and singular alike), starting a little before the first of
+    them; the earliest such window on a tie. None when ``text`` is no longer than a window
+    (shown whole), 0 when no word matches (its start)."""
+    words = text.split()
+    if len(words) <= EXCERPT_WORDS:
+        return None
+    wanted = {_singular(term) for term in terms}
+    compounds = [phrase.lower() for phrase in phrases]
+    matches: list[tuple[int, str, int]] = []  # (word index, what matched, its weight)
+    for index, raw in enumerate(words):
+        lowered = raw.lower()
+        for phrase in compounds:
+            if phrase in lowered:
+                matches.append((index, phrase, 2))
+        for part in _WORDS.findall(lowered):
+            if _singular(part) in wanted:
+                matches.append((index, _singular(part), 1))
+        if len(matches) >= _MAX_ANCHORS:
+            break
+    # Windows start a little before each match, in order: a sliding window over the
+    # matches, each counted once per distinct term in it.
+    best, best_score = 0, 0
+    inside: Counter[str] = Counter()
+    weights = {what: weight for _, what, weight in matches}
+    first = last = 0
+    for anchor, _, _ in matches:
+        start = max(0, anchor - _EXCERPT_LEAD)
+        while last < len(matches) and matches[last][0] < start + EXCERPT_WORDS:
+            inside[matches[last][1]] += 1
+            last += 1
+        while matches[first][0] < start:
+            inside[matches[first][1]] -= 1
+            if not inside[matches[first][1]]:
+                del inside[matches[first][1]]
+            first += 1
+        score = sum(weights[what] for what in inside)
+        if score > best_score:
+            best, best_score = start, score
+    return min(best, len(words) - EXCERPT_WORDS)
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 #: The fewest tokens a cut message is shown in: below it, none.

@@ -25,6 +25,7 @@ from app.budget.recall import (
     Candidate,
     RecallBlock,
     RecallHit,
+    excerpt_window,
     is_question,
     previous_recall,
     rank,
@@ -52,7 +53,11 @@ CANDIDATES_PER_HIT = 4
 WORDS_FIRST_SHARE = 0.4
 WORDS_FIRST = 2
 _LEFT = (MessageState.SUMMARISED, MessageState.PRUNED)
-_ROLES = ("user", "assistant")
+#: What tools returned is recalled too, as quoted text (app.budget.recall): a detail a tool
+#: gave (a port, an order's status) is asked about as often as one the user gave.
+_ROLES = ("user", "assistant", "tool")
+#: The replies a recalled question brings: what the other speaker said next.
+_REPLY_ROLES = ("user", "assistant")
 
 
 class TurnRecall:
@@ -199,8 +204,13 @@ class TurnRecall:
             roles=_ROLES,
             also=leaving,
         )
-        by_words = rank((Candidate(_recall_hit(hit), hit.score) for hit in found), question)
-        fused = await self._fused(session_id, found, meaning, limit=limit, leaving=leaving)
+        words = (terms, phrases)
+        by_words = rank(
+            (Candidate(_recall_hit(hit, words=words), hit.score) for hit in found), question
+        )
+        fused = await self._fused(
+            session_id, found, meaning, limit=limit, leaving=leaving, words=words
+        )
         if fused is None:
             ranked = by_words
         else:
@@ -214,7 +224,7 @@ class TurnRecall:
             session_id,
             [hit.seq + 1 for hit in asked],
             states=_LEFT,
-            roles=_ROLES,
+            roles=_REPLY_ROLES,
             also=leaving,
         )
         return with_replies(ranked, {seq - 1: _recall_hit(hit) for seq, hit in replies.items()})
@@ -227,6 +237,7 @@ class TurnRecall:
         *,
         limit: int,
         leaving: Sequence[int],
+        words: tuple[tuple[str, ...], tuple[str, ...]],
     ) -> list[Candidate] | None:
         """The full-text hits ``found`` fused by reciprocal rank with the semantic ranking
         of ``meaning``; None without one (embeddings off, none stored, the API failing)."""
@@ -249,7 +260,7 @@ class TurnRecall:
                 continue  # erased meanwhile
             index = near.get(key)
             passage = passage_of(hit.content, index) if index is not None else None
-            candidates.append(Candidate(_recall_hit(hit, passage, index), score))
+            candidates.append(Candidate(_recall_hit(hit, passage, index, words=words), score))
         return candidates
 
     async def _again(
@@ -289,12 +300,22 @@ class TurnRecall:
         return (session.tenant_id, session.id, session.created_at, entry)
 
 
-def _recall_hit(hit: MessageHit, passage: str | None = None, index: int | None = None) -> RecallHit:
+def _recall_hit(
+    hit: MessageHit,
+    passage: str | None = None,
+    index: int | None = None,
+    *,
+    words: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+) -> RecallHit:
+    """``hit`` as recall shows it: a long tool result by the window of its text that says
+    most of the query's ``words`` (its terms and phrases)."""
+    text = content_text(hit.content)
     return RecallHit(
         hit.message_id,
         hit.seq,
         hit.role,
-        content_text(hit.content),
+        text,
         passage,
         index if passage is not None else None,
+        excerpt_window(text, *words) if hit.role == "tool" else None,
     )
