@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -73,9 +73,6 @@ class RecallHit:
     #: Which of the message's passages (``app.embeddings.vectors.passages``) the excerpt is:
     #: what names it in the block's fingerprint entry, so that it can be shown again.
     passage: int | None = None
-    #: A long tool result: the first of the ``EXCERPT_WORDS`` words it is shown by
-    #: (``excerpt_window``); None to show it whole.
-    window: int | None = None
 
 
 @dataclass(frozen=True)
@@ -154,11 +151,19 @@ def recall_room(*, whole: int, prompt: int, share: float, ceiling: float) -> int
 
 
 def recall_block(
-    hits: Sequence[RecallHit], *, room: int, max_hits: int, counter: TokenCounter
+    hits: Sequence[RecallHit],
+    *,
+    room: int,
+    max_hits: int,
+    counter: TokenCounter,
+    terms: Sequence[str] = (),
+    phrases: Sequence[str] = (),
 ) -> RecallBlock | None:
     """The best ``hits`` (at most ``max_hits``) whose block fits ``room`` tokens, shown oldest
-    first; a hit too long for what is left shows its excerpt instead, if it has one, or is
-    cut to fit. None when nothing fits.
+    first; a long tool result by its window of words that holds most of the query's
+    ``terms`` and ``phrases`` (``excerpt_window``), ``MAX_TOOL_RESULTS`` of them at most;
+    a hit too long for what is left shows its excerpt instead, if it has one, or is cut to
+    fit. None when nothing fits.
 
     Counting is most of what this costs, so hits are taken on a bound: the heading's count
     plus each line's own count and one for its line break (the counters memoise a stored
@@ -167,11 +172,18 @@ def recall_block(
     more than the bound said, its last hits leave it until it fits."""
     chosen: list[tuple[RecallHit, Recalled, str]] = []
     bound = _render([], counter).tokens
+    tool_results = 0
     for hit in hits:
         left = room - bound
         if len(chosen) == max_hits or left <= _MIN_KEPT:
             break  # a full block: the candidates left would each be counted in vain
-        shown = Recalled(hit.message_id, window=hit.window)
+        if hit.role == "tool":
+            if tool_results == MAX_TOOL_RESULTS:
+                continue
+            window = excerpt_window(hit.text, terms, phrases)
+        else:
+            window = None
+        shown = Recalled(hit.message_id, window=window)
         text = _text(hit, shown)
         if not text:
             continue
@@ -191,6 +203,7 @@ def recall_block(
                 continue
         chosen.append((hit, shown, text))
         bound += line
+        tool_results += hit.role == "tool"
     while chosen:
         block = _render(chosen, counter)
         if block.tokens <= room:
@@ -257,15 +270,23 @@ def _line(hit: RecallHit, text: str) -> str:
     return f"[message {hit.seq}, {role}] {text}"
 
 
+#: Tool results a block shows at most. An agent's tool output is long and plentiful and
+#: shares many a question's words; a question about a detail a tool returned needs one or
+#: two of them, and the block's other places go to what was said (each result shown also
+#: costs a search for its window).
+MAX_TOOL_RESULTS = 5
 #: The words a long tool result is shown by in a recall block: about 100 to 200 tokens, room
 #: for the detail asked about and what surrounds it, where the whole result (a listing, a
 #: log, a JSON document) could take the block's room alone.
 EXCERPT_WORDS = 60
 #: A window's words before its first match: what leads up to the detail.
 _EXCERPT_LEAD = EXCERPT_WORDS // 4
-#: Matches of a long result that are tried as a window's start, at most: what choosing a
-#: window costs stays bounded on a result of many thousands of words.
-_MAX_ANCHORS = 400
+#: What choosing a window reads of a long result at most: its first characters, and the
+#: first matches of each word in them (a word said more often than that tells no place
+#: apart), so that it costs about a millisecond on a result of any length (the whole
+#: result is in the search index).
+EXCERPT_SCAN_CHARS = 50_000
+_MAX_PER_WORD = 12
 
 
 def excerpt_window(text: str, terms: Iterable[str], phrases: Iterable[str] = ()) -> int | None:
@@ -273,43 +294,68 @@ def excerpt_window(text: str, terms: Iterable[str], phrases: Iterable[str] = ())
     most of the query's distinct ``terms`` and ``phrases`` (a phrase weighs two words; a
     word matches its plural and singular alike), starting a little before the first of
     them; the earliest such window on a tie. None when ``text`` is no longer than a window
-    (shown whole), 0 when no word matches (its start)."""
-    words = text.split()
-    if len(words) <= EXCERPT_WORDS:
+    (shown whole), 0 when no word matches in its first ``EXCERPT_SCAN_CHARS`` (its start)."""
+    total = len(text.split())
+    if total <= EXCERPT_WORDS:
         return None
-    wanted = {_singular(term) for term in terms}
-    compounds = [phrase.lower() for phrase in phrases]
-    matches: list[tuple[int, str, int]] = []  # (word index, what matched, its weight)
-    for index, raw in enumerate(words):
-        lowered = raw.lower()
-        for phrase in compounds:
-            if phrase in lowered:
-                matches.append((index, phrase, 2))
-        for part in _WORDS.findall(lowered):
-            if _singular(part) in wanted:
-                matches.append((index, _singular(part), 1))
-        if len(matches) >= _MAX_ANCHORS:
-            break
+    wanted = {_singular(term): 1 for term in terms}
+    wanted.update({phrase.lower(): 2 for phrase in phrases})
+    if not wanted:
+        return 0
+    # Lower-casing keeps the text's words as they are, so word indexes hold in both.
+    scanned = text[:EXCERPT_SCAN_CHARS].lower()
+    found = sorted(
+        (position, what)
+        for what, weight in wanted.items()
+        for position in _occurrences(scanned, what, plural=weight == 1)
+    )
+    matches: list[tuple[int, str]] = []  # (word index, what matched)
+    index, at = -1, 0  # the word at ``at`` is the ``index``-th (-1: none before it)
+    for position, what in found:
+        # Words that start after ``at`` up to the match, counted by C's split.
+        piece = scanned[at : position + 1]
+        index += len(piece.split()) - (index >= 0 and not piece[:1].isspace())
+        at = position
+        matches.append((index, what))
     # Windows start a little before each match, in order: a sliding window over the
-    # matches, each counted once per distinct term in it.
-    best, best_score = 0, 0
+    # matches, each distinct one counted once.
+    best, best_score, score = 0, 0, 0
     inside: Counter[str] = Counter()
-    weights = {what: weight for _, what, weight in matches}
     first = last = 0
-    for anchor, _, _ in matches:
+    for anchor, _ in matches:
         start = max(0, anchor - _EXCERPT_LEAD)
         while last < len(matches) and matches[last][0] < start + EXCERPT_WORDS:
-            inside[matches[last][1]] += 1
+            what = matches[last][1]
+            score += 0 if inside[what] else wanted.get(what, 1)
+            inside[what] += 1
             last += 1
         while matches[first][0] < start:
-            inside[matches[first][1]] -= 1
-            if not inside[matches[first][1]]:
-                del inside[matches[first][1]]
+            what = matches[first][1]
+            inside[what] -= 1
+            score -= 0 if inside[what] else wanted.get(what, 1)
             first += 1
-        score = sum(weights[what] for what in inside)
         if score > best_score:
             best, best_score = start, score
-    return min(best, len(words) - EXCERPT_WORDS)
+    return min(best, total - EXCERPT_WORDS)
+
+
+def _occurrences(text: str, what: str, *, plural: bool) -> Iterator[int]:
+    """Where ``what`` occurs in ``text`` as a whole word (or words), with an "s" after it
+    too when ``plural``: found by ``str.find``, the fastest scan Python has, at most
+    ``_MAX_PER_WORD`` times."""
+    at, seen = text.find(what), 0
+    while at >= 0 and seen < _MAX_PER_WORD:
+        end = at + len(what)
+        if plural and text.startswith("s", end):
+            end += 1 if not _is_word_char(text, end + 1) else 0
+        if not _is_word_char(text, at - 1) and not _is_word_char(text, end):
+            yield at
+            seen += 1
+        at = text.find(what, at + 1)
+
+
+def _is_word_char(text: str, at: int) -> bool:
+    return 0 <= at < len(text) and text[at].isalnum()
 
 
 def _singular(word: str) -> str:
@@ -421,7 +467,9 @@ def rank(candidates: Iterable[Candidate], question: str) -> list[RecallHit]:
     listed = [(candidate, _features(candidate.hit.text)) for candidate in candidates]
     # A detail many candidates hold (in a dialogue, the name each speaker calls the other)
     # tells none of them apart: it is no detail here.
-    seen = Counter(detail for _, (details, _, _) in listed for detail in details)
+    seen: Counter[str] = Counter()
+    for _, (details, _, _) in listed:
+        seen.update(details)  # counted in C: a long tool result holds hundreds
     common = {
         detail for detail, count in seen.items() if count >= max(3, len(listed) * COMMON_SHARE)
     }

@@ -25,7 +25,6 @@ from app.budget.recall import (
     Candidate,
     RecallBlock,
     RecallHit,
-    excerpt_window,
     is_question,
     previous_recall,
     rank,
@@ -163,7 +162,9 @@ class TurnRecall:
                 )
             )
             self.runtime.recalls.put(key, hits)
-        block = recall_block(hits, room=room, max_hits=max_hits, counter=counter)
+        block = recall_block(
+            hits, room=room, max_hits=max_hits, counter=counter, terms=terms, phrases=phrases
+        )
         if block is not None:  # the steps of the turn show it again from these
             chosen = frozenset(block.message_ids)
             self.runtime.recalls.put(
@@ -204,13 +205,8 @@ class TurnRecall:
             roles=_ROLES,
             also=leaving,
         )
-        words = (terms, phrases)
-        by_words = rank(
-            (Candidate(_recall_hit(hit, words=words), hit.score) for hit in found), question
-        )
-        fused = await self._fused(
-            session_id, found, meaning, limit=limit, leaving=leaving, words=words
-        )
+        by_words = rank((Candidate(_recall_hit(hit), hit.score) for hit in found), question)
+        fused = await self._fused(session_id, found, meaning, limit=limit, leaving=leaving)
         if fused is None:
             ranked = by_words
         else:
@@ -237,7 +233,6 @@ class TurnRecall:
         *,
         limit: int,
         leaving: Sequence[int],
-        words: tuple[tuple[str, ...], tuple[str, ...]],
     ) -> list[Candidate] | None:
         """The full-text hits ``found`` fused by reciprocal rank with the semantic ranking
         of ``meaning``; None without one (embeddings off, none stored, the API failing)."""
@@ -260,7 +255,7 @@ class TurnRecall:
                 continue  # erased meanwhile
             index = near.get(key)
             passage = passage_of(hit.content, index) if index is not None else None
-            candidates.append(Candidate(_recall_hit(hit, passage, index, words=words), score))
+            candidates.append(Candidate(_recall_hit(hit, passage, index), score))
         return candidates
 
     async def _again(
@@ -300,22 +295,12 @@ class TurnRecall:
         return (session.tenant_id, session.id, session.created_at, entry)
 
 
-def _recall_hit(
-    hit: MessageHit,
-    passage: str | None = None,
-    index: int | None = None,
-    *,
-    words: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
-) -> RecallHit:
-    """``hit`` as recall shows it: a long tool result by the window of its text that says
-    most of the query's ``words`` (its terms and phrases)."""
-    text = content_text(hit.content)
+def _recall_hit(hit: MessageHit, passage: str | None = None, index: int | None = None) -> RecallHit:
     return RecallHit(
         hit.message_id,
         hit.seq,
         hit.role,
-        text,
+        content_text(hit.content),
         passage,
         index if passage is not None else None,
-        excerpt_window(text, *words) if hit.role == "tool" else None,
     )

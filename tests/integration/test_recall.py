@@ -457,7 +457,8 @@ async def test_a_detail_a_tool_returned_comes_back_quoted_in_the_block(apps: Run
     assert "service ledger-db status running listens on port 6543" in recalled
     assert "tool result]" in recalled
     # Only its words around the detail, not the whole listing.
-    assert "worker-0 " not in recalled and "worker-39 " not in recalled
+    assert "worker-0 " not in recalled
+    assert "worker-39 " not in recalled
     # Quoted inside the block: no tool message without its call, for either provider.
     assert [m for m in prompt["messages"] if m["role"] == "tool"] == []
     assert chat_problems(prompt["messages"]) == []
