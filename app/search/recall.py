@@ -38,7 +38,7 @@ from app.embeddings.vectors import fuse
 from app.models import MessageState, SessionRecord
 from app.runtime import Runtime
 from app.search.repository import MessageHit, SearchRepository
-from app.search.semantic import SemanticRanking, passage_of
+from app.search.semantic import SemanticRanking, passage_of, semantic_ranking
 from app.search.terms import recall_query
 from app.sessions.repository import SessionRow
 
@@ -244,7 +244,7 @@ class TurnRecall:
         if not near:
             return None
         by_id = {hit.message_id: hit for hit in found}
-        fused = fuse(([hit.message_id for hit in found], 1.0), (list(near), 1.0))[:limit]
+        fused = fuse(([hit.message_id for hit in found], 1.0), semantic_ranking(near, 1.0))[:limit]
         missing = await self.search_index.messages(
             session_id, [key for key, _ in fused if key not in by_id]
         )
@@ -253,7 +253,7 @@ class TurnRecall:
             hit = by_id.get(key) or missing.get(key)
             if hit is None:
                 continue  # erased meanwhile
-            index = near.get(key)
+            index = near[key].passage if key in near else None
             passage = passage_of(hit.content, index) if index is not None else None
             candidates.append(Candidate(_recall_hit(hit, passage, index), score))
         return candidates

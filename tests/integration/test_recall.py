@@ -476,3 +476,33 @@ async def test_a_step_shows_the_recalled_tool_result_as_its_turn_start_did(
     assert "port 6543" in recalled_text(first)
     assert recall_messages(step) == recall_messages(first)
     assert (await audit_rows(client, sid))[-1]["prefix_kept"] is True
+
+
+async def test_embeddings_that_tell_no_message_apart_change_nothing_words_found(
+    apps: RunningApp,
+) -> None:
+    # No line names a topic of the fake, so every vector is the same: a ranking by meaning
+    # that knows nothing must not reorder what the words found (here, toward newer lines).
+    lines = (
+        "The locker code for the Lisbon flat is 4471, key under the mat.",
+        "The Lisbon flat locker is in the hall.",
+        "The Lisbon flat has a view of the river.",
+        "The Lisbon flat rent is paid.",
+        "The flat rent was paid again.",
+        "The Lisbon tram stop is close.",
+        "Unrelated: book the museum for Sunday.",
+    )
+    question = "What is the locker code of the Lisbon flat?"
+    settings: dict[str, Any] = {"mandatory_summary_turns": 1, "protected_window_turns": 1}
+    recalled = {}
+    with serve_fake_embeddings() as fake:
+        for name, extra in (("words", {}), ("both", embedding_settings(fake))):
+            _, client = await apps.start(**settings, **extra)
+            sid = (await create_session(client, recall={"enabled": True, "max_hits": 4}))["id"]
+            await talk(client, sid, *lines)
+            if extra:
+                await all_embedded(apps.database_url, sid, 2 * len(lines))
+            recalled[name] = recalled_text(await start_turn(client, sid, question))
+
+    assert "The Lisbon flat has a view of the river." in recalled["words"]
+    assert recalled["both"] == recalled["words"]
