@@ -381,6 +381,11 @@ def _kept(text: str, tokens: int, counter: TokenCounter) -> int | None:
 #: ``QUESTION_WEIGHT`` of its score.
 QUESTION_WEIGHT = 0.25
 DETAIL_BOOST = 1.5
+#: A tool result keeps this share of its score: it is what the agent looked up, long and
+#: full of numbers and identifiers (each a "detail"), and a question about the conversation
+#: more often means what was said; one that asks for what a tool returned still finds it
+#: by its rare words.
+TOOL_WEIGHT = 0.5
 #: A detail held by this share of the candidates (and by three at least) is no detail.
 COMMON_SHARE = 0.25
 
@@ -482,6 +487,8 @@ def rank(candidates: Iterable[Candidate], question: str) -> list[RecallHit]:
             weight *= DETAIL_BOOST
         elif asks:
             weight *= QUESTION_WEIGHT
+        if candidate.hit.role == "tool":
+            weight *= TOOL_WEIGHT
         ranked.append((-candidate.score * weight, -len(words & said), candidate.hit.seq, candidate))
     ranked.sort(key=lambda item: item[:3])
     return [item[3].hit for item in ranked]

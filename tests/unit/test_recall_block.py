@@ -21,9 +21,11 @@ from app.budget.recall import (
     MAX_TOOL_RESULTS,
     RECALL_BLOCK,
     RECALL_HEADING,
+    Candidate,
     RecallHit,
     excerpt_window,
     previous_recall,
+    rank,
     recall_block,
     recall_room,
     shown_again,
@@ -261,3 +263,12 @@ def test_a_possessive_or_a_contraction_leaves_no_fragment_to_look_for() -> None:
     terms, _ = recall_query("What's Caroline's bike? She hadn't said, I'd guess.")
 
     assert terms == ("caroline", "bike", "said", "guess")
+
+
+def test_what_was_said_outranks_a_tool_result_that_says_as_much() -> None:
+    tool = RecallHit(message_id=1, seq=1, role="tool", text="ledger port 6543 on db-2")
+    said = RecallHit(message_id=2, seq=2, role="user", text="the ledger port is 6543 on db-2")
+
+    ranked = rank([Candidate(tool, 1.0), Candidate(said, 1.0)], "which ledger port?")
+
+    assert [hit.message_id for hit in ranked] == [2, 1]
