@@ -506,3 +506,13 @@ async def test_embeddings_that_tell_no_message_apart_change_nothing_words_found(
 
     assert "The Lisbon flat has a view of the river." in recalled["words"]
     assert recalled["both"] == recalled["words"]
+
+
+async def test_a_message_with_no_word_to_look_for_searches_nothing(apps: RunningApp) -> None:
+    client, sid = await summarised_session(apps, recall={"enabled": True})
+
+    prompt = await start_turn(client, sid, "And what was it?")
+
+    assert recall_messages(prompt) == []
+    row = (await audit_rows(client, sid))[-1]
+    assert "recall" not in (row["block_telemetry"] or {})

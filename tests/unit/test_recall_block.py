@@ -33,6 +33,7 @@ from app.budget.recall import (
 )
 from app.search.terms import (
     MAX_QUERY_CHARS,
+    MAX_RECALL_TERMS,
     InvalidSearchQueryError,
     fts5_match,
     recall_query,
@@ -272,3 +273,11 @@ def test_what_was_said_outranks_a_tool_result_that_says_as_much() -> None:
     ranked = rank([Candidate(tool, 1.0), Candidate(said, 1.0)], "which ledger port?")
 
     assert [hit.message_id for hit in ranked] == [2, 1]
+
+
+def test_a_recall_looks_for_the_first_words_of_a_long_message() -> None:
+    words = [f"topic{n}" for n in range(40)]
+
+    terms, _ = recall_query(" ".join(words))
+
+    assert terms == tuple(words[:MAX_RECALL_TERMS])
