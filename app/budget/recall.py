@@ -5,10 +5,14 @@ A session that turns recall on has its stored messages searched, at each turn st
 words of the turn's user message among those that left the prompt (summarised or pruned).
 The best hits, within a share of the input budget, go into one ``user`` message placed just
 before the current turn: after the whole history, so the prompt up to there is the previous
-prompt's prefix and the provider's cache still hits it. Only user and assistant text is
-recalled, as quoted text inside the block, so no tool call or tool result ever comes back
-without its pair. The steps of the turn show the same block, word for word: its fingerprint
-entry says how it showed each message, so any worker makes it again from the messages alone.
+prompt's prefix and the provider's cache still hits it. User and assistant text, and what
+tools returned, is recalled as quoted text inside the block, never as a message of its own
+role: a ``tool`` message must answer the ``tool_calls`` of the assistant message before it
+(OpenAI), a ``tool_result`` block must follow its ``tool_use`` in the message before
+(Anthropic), and a quoted result pairs with nothing. A long tool result is shown by the
+window of its words that says most of the question's (``excerpt_window``). The steps of
+the turn show the same block, word for word: its fingerprint entry says how it showed each
+message, so any worker makes it again from the messages alone.
 
 The block is chosen after the turn's own policy events (summary, prune), in the room they
 leave: what left the prompt in this very turn can come back, the block never makes the
@@ -28,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -74,22 +78,25 @@ class RecallHit:
 @dataclass(frozen=True)
 class Recalled:
     """How a recall block shows one message, enough to show it again word for word from the
-    stored message alone: its whole text, or its excerpt (``passage``), and only the first
-    ``kept`` characters of that when it was cut to fit."""
+    stored message alone: its whole text, its excerpt (``passage``) or the window of its
+    words from the ``window``-th (a long tool result), and only the first ``kept``
+    characters of that when it was cut to fit."""
 
     message_id: int
     passage: int | None = None
     kept: int | None = None
+    window: int | None = None
 
     def entry(self) -> str:
         return (
             str(self.message_id)
             + (f"p{self.passage}" if self.passage is not None else "")
+            + (f"w{self.window}" if self.window is not None else "")
             + (f"k{self.kept}" if self.kept is not None else "")
         )
 
 
-_RECALLED = re.compile(r"(\d+)(?:p(\d+))?(?:k(\d+))?")
+_RECALLED = re.compile(r"(\d+)(?:p(\d+))?(?:w(\d+))?(?:k(\d+))?")
 
 
 @dataclass(frozen=True)
@@ -128,8 +135,8 @@ def previous_recall(fingerprint: Sequence[str] | None) -> tuple[str, tuple[Recal
         match = _RECALLED.fullmatch(item)
         if match is None:
             return None
-        passage, kept = (int(group) if group else None for group in match.groups()[1:])
-        shown.append(Recalled(int(match[1]), passage, kept))
+        passage, window, kept = (int(group) if group else None for group in match.groups()[1:])
+        shown.append(Recalled(int(match[1]), passage, kept, window))
     return entry, tuple(shown)
 
 
@@ -144,64 +151,70 @@ def recall_room(*, whole: int, prompt: int, share: float, ceiling: float) -> int
 
 
 def recall_block(
-    hits: Sequence[RecallHit], *, room: int, max_hits: int, counter: TokenCounter
+    hits: Sequence[RecallHit],
+    *,
+    room: int,
+    max_hits: int,
+    counter: TokenCounter,
+    terms: Sequence[str] = (),
+    phrases: Sequence[str] = (),
 ) -> RecallBlock | None:
     """The best ``hits`` (at most ``max_hits``) whose block fits ``room`` tokens, shown oldest
-    first; a hit too long for what is left shows its excerpt instead, if it has one, and is
-    cut to fit. None when nothing fits.
+    first; a long tool result by its window of words that holds most of the query's
+    ``terms`` and ``phrases`` (``excerpt_window``), ``MAX_TOOL_RESULTS`` of them at most;
+    a hit too long for what is left shows its excerpt instead, if it has one, or is cut to
+    fit. None when nothing fits.
 
-    Counting is most of what this costs: while the sum of the lines' counts (each with its
-    line break) leaves room, a hit goes in on that sum alone and the block is counted once;
-    past it (or if the block counts more than the sum), each candidate block is counted."""
+    Counting is most of what this costs, so hits are taken on a bound: the heading's count
+    plus each line's own count and one for its line break (the counters memoise a stored
+    message's line, which comes back turn after turn; the encodings most models use count
+    a text as the sum of its lines). The block is counted once at the end; should it count
+    more than the bound said, its last hits leave it until it fits."""
     chosen: list[tuple[RecallHit, Recalled, str]] = []
     bound = _render([], counter).tokens
-    taken = len(hits)  # how many of the hits this went through
-    for index, hit in enumerate(hits):
-        shown = Recalled(hit.message_id)
-        text = _text(hit, shown)
-        line = counter.count_text(_line(hit, text)) + 1 if text else 0
-        if len(chosen) == max_hits or bound + line > room:
-            taken = index
-            break
-        if text:
-            chosen.append((hit, shown, text))
-            bound += line
-    block = _render(chosen, counter) if chosen else None
-    if block is not None and block.tokens > room:  # the bound was wrong: count every step
-        chosen, block, taken = [], None, 0
-    for hit in hits[taken:]:
-        left = room - (block.tokens if block else _render([], counter).tokens)
+    tool_results = 0
+    for hit in hits:
+        left = room - bound
         if len(chosen) == max_hits or left <= _MIN_KEPT:
-            break  # a full block: a long list of candidates would each be counted in vain
-        shown = Recalled(hit.message_id)
+            break  # a full block: the candidates left would each be counted in vain
+        if hit.role == "tool":
+            if tool_results == MAX_TOOL_RESULTS:
+                continue
+            window = excerpt_window(hit.text, terms, phrases)
+        else:
+            window = None
+        shown = Recalled(hit.message_id, window=window)
         text = _text(hit, shown)
         if not text:
             continue
-        # Lines count alone what they count in the block: one that does not fit by its own
-        # count is not counted in a whole block again, only cut (or shown by its excerpt).
-        fits = counter.count_text(_line(hit, text)) + 1 <= left
-        candidate = _render([*chosen, (hit, shown, text)], counter) if fits else None
-        if (
-            (candidate is None or candidate.tokens > room)
-            and hit.excerpt
-            and hit.passage is not None
-            and hit.excerpt.strip() != text
-        ):
+        line = _line_tokens(hit, text, counter)
+        if line > left and hit.excerpt and hit.passage is not None and hit.excerpt.strip() != text:
             shown = Recalled(hit.message_id, passage=hit.passage)
             text = _text(hit, shown)
-            candidate = _render([*chosen, (hit, shown, text)], counter)
-        if candidate is None or candidate.tokens > room:
-            kept = _kept(text, left, counter)
+            line = _line_tokens(hit, text, counter)
+        if line > left:
+            kept = _kept(text, left - _line_tokens(hit, "", counter), counter)
             if kept is None:
                 continue
             shown = replace(shown, kept=kept)
             text = _text(hit, shown)
-            candidate = _render([*chosen, (hit, shown, text)], counter)
-            if candidate.tokens > room:
+            line = _line_tokens(hit, text, counter)
+            if line > left:
                 continue
         chosen.append((hit, shown, text))
-        block = candidate
-    return block
+        bound += line
+        tool_results += hit.role == "tool"
+    while chosen:
+        block = _render(chosen, counter)
+        if block.tokens <= room:
+            return block
+        chosen.pop()  # the bound was wrong (a counter whose lines do not add up)
+    return None
+
+
+def _line_tokens(hit: RecallHit, text: str, counter: TokenCounter) -> int:
+    """What a hit's line showing ``text`` adds to a block, at most: its count and its break."""
+    return counter.count_text(_line(hit, text)) + 1
 
 
 def shown_again(
@@ -220,7 +233,17 @@ def shown_again(
 
 def _text(hit: RecallHit, shown: Recalled) -> str:
     """What the block says of ``hit``, shown as ``shown`` says."""
-    if shown.passage is None:
+    if shown.window is not None:
+        words = hit.text.split()
+        end = shown.window + EXCERPT_WORDS
+        text = " ".join(
+            [
+                *(["…"] if shown.window else []),
+                *words[shown.window : end],
+                *(["…"] if end < len(words) else []),
+            ]
+        )
+    elif shown.passage is None:
         text = " ".join(hit.text.split())
     else:
         text = "… " + " ".join((hit.excerpt or "").split()) + " …"
@@ -243,7 +266,100 @@ def _render(
 
 def _line(hit: RecallHit, text: str) -> str:
     """The block's line for ``hit``, showing ``text``."""
-    return f"[message {hit.seq}, {hit.role}] {text}"
+    role = "tool result" if hit.role == "tool" else hit.role
+    return f"[message {hit.seq}, {role}] {text}"
+
+
+#: Tool results a block shows at most. An agent's tool output is long and plentiful and
+#: shares many a question's words; a question about a detail a tool returned needs one or
+#: two of them, and the block's other places go to what was said (each result shown also
+#: costs a search for its window).
+MAX_TOOL_RESULTS = 5
+#: The words a long tool result is shown by in a recall block: about 100 to 200 tokens, room
+#: for the detail asked about and what surrounds it, where the whole result (a listing, a
+#: log, a JSON document) could take the block's room alone.
+EXCERPT_WORDS = 60
+#: A window's words before its first match: what leads up to the detail.
+_EXCERPT_LEAD = EXCERPT_WORDS // 4
+#: What choosing a window reads of a long result at most: its first characters, and the
+#: first matches of each word in them (a word said more often than that tells no place
+#: apart), so that it costs about a millisecond on a result of any length (the whole
+#: result is in the search index).
+EXCERPT_SCAN_CHARS = 50_000
+_MAX_PER_WORD = 12
+
+
+def excerpt_window(text: str, terms: Iterable[str], phrases: Iterable[str] = ()) -> int | None:
+    """The first word of the ``EXCERPT_WORDS`` of ``text`` (split at white space) that hold
+    most of the query's distinct ``terms`` and ``phrases`` (a phrase weighs two words; a
+    word matches its plural and singular alike), starting a little before the first of
+    them; the earliest such window on a tie. None when ``text`` is no longer than a window
+    (shown whole), 0 when no word matches in its first ``EXCERPT_SCAN_CHARS`` (its start)."""
+    total = len(text.split())
+    if total <= EXCERPT_WORDS:
+        return None
+    wanted = {_singular(term): 1 for term in terms}
+    wanted.update({phrase.lower(): 2 for phrase in phrases})
+    if not wanted:
+        return 0
+    # Lower-casing keeps the text's words as they are, so word indexes hold in both.
+    scanned = text[:EXCERPT_SCAN_CHARS].lower()
+    found = sorted(
+        (position, what)
+        for what, weight in wanted.items()
+        for position in _occurrences(scanned, what, plural=weight == 1)
+    )
+    matches: list[tuple[int, str]] = []  # (word index, what matched)
+    index, at = -1, 0  # the word at ``at`` is the ``index``-th (-1: none before it)
+    for position, what in found:
+        # Words that start after ``at`` up to the match, counted by C's split.
+        piece = scanned[at : position + 1]
+        index += len(piece.split()) - (index >= 0 and not piece[:1].isspace())
+        at = position
+        matches.append((index, what))
+    # Windows start a little before each match, in order: a sliding window over the
+    # matches, each distinct one counted once.
+    best, best_score, score = 0, 0, 0
+    inside: Counter[str] = Counter()
+    first = last = 0
+    for anchor, _ in matches:
+        start = max(0, anchor - _EXCERPT_LEAD)
+        while last < len(matches) and matches[last][0] < start + EXCERPT_WORDS:
+            what = matches[last][1]
+            score += 0 if inside[what] else wanted.get(what, 1)
+            inside[what] += 1
+            last += 1
+        while matches[first][0] < start:
+            what = matches[first][1]
+            inside[what] -= 1
+            score -= 0 if inside[what] else wanted.get(what, 1)
+            first += 1
+        if score > best_score:
+            best, best_score = start, score
+    return min(best, total - EXCERPT_WORDS)
+
+
+def _occurrences(text: str, what: str, *, plural: bool) -> Iterator[int]:
+    """Where ``what`` occurs in ``text`` as a whole word (or words), with an "s" after it
+    too when ``plural``: found by ``str.find``, the fastest scan Python has, at most
+    ``_MAX_PER_WORD`` times."""
+    at, seen = text.find(what), 0
+    while at >= 0 and seen < _MAX_PER_WORD:
+        end = at + len(what)
+        if plural and text.startswith("s", end):
+            end += 1 if not _is_word_char(text, end + 1) else 0
+        if not _is_word_char(text, at - 1) and not _is_word_char(text, end):
+            yield at
+            seen += 1
+        at = text.find(what, at + 1)
+
+
+def _is_word_char(text: str, at: int) -> bool:
+    return 0 <= at < len(text) and text[at].isalnum()
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 #: The fewest tokens a cut message is shown in: below it, none.
@@ -265,6 +381,11 @@ def _kept(text: str, tokens: int, counter: TokenCounter) -> int | None:
 #: ``QUESTION_WEIGHT`` of its score.
 QUESTION_WEIGHT = 0.25
 DETAIL_BOOST = 1.5
+#: A tool result keeps this share of its score: it is what the agent looked up, long and
+#: full of numbers and identifiers (each a "detail"), and a question about the conversation
+#: more often means what was said; one that asks for what a tool returned still finds it
+#: by its rare words.
+TOOL_WEIGHT = 0.5
 #: A detail held by this share of the candidates (and by three at least) is no detail.
 COMMON_SHARE = 0.25
 
@@ -351,7 +472,9 @@ def rank(candidates: Iterable[Candidate], question: str) -> list[RecallHit]:
     listed = [(candidate, _features(candidate.hit.text)) for candidate in candidates]
     # A detail many candidates hold (in a dialogue, the name each speaker calls the other)
     # tells none of them apart: it is no detail here.
-    seen = Counter(detail for _, (details, _, _) in listed for detail in details)
+    seen: Counter[str] = Counter()
+    for _, (details, _, _) in listed:
+        seen.update(details)  # counted in C: a long tool result holds hundreds
     common = {
         detail for detail, count in seen.items() if count >= max(3, len(listed) * COMMON_SHARE)
     }
@@ -364,6 +487,8 @@ def rank(candidates: Iterable[Candidate], question: str) -> list[RecallHit]:
             weight *= DETAIL_BOOST
         elif asks:
             weight *= QUESTION_WEIGHT
+        if candidate.hit.role == "tool":
+            weight *= TOOL_WEIGHT
         ranked.append((-candidate.score * weight, -len(words & said), candidate.hit.seq, candidate))
     ranked.sort(key=lambda item: item[:3])
     return [item[3].hit for item in ranked]

@@ -101,14 +101,30 @@ def nearest(
     return scored[:limit]
 
 
-def fuse(*rankings: tuple[Sequence[int], float]) -> list[tuple[int, float]]:
-    """Weighted reciprocal rank fusion of best-first id lists, each with its weight: each
-    id's summed weight / (RRF_K + rank), best first. Ties go to the id the rankings name
-    first (the first ranking's before the second's), never to the newer message: a newer
-    one is as often a mention of what an older one said as the thing itself."""
+def tied_ranks(scores: Sequence[float]) -> list[int]:
+    """Competition ranks ("1, 2, 2, 4") of best-first ``scores``: equal scores (to six
+    decimals, float32's precision) share a rank. A ranking that cannot tell messages apart
+    (a model, or a fake, that gives many texts the same vector) then says so in a fusion,
+    instead of ordering them by id."""
+    ranks: list[int] = []
+    for index, score in enumerate(scores):
+        tied = index and round(score, 6) == round(scores[index - 1], 6)
+        ranks.append(ranks[-1] if tied else index + 1)
+    return ranks
+
+
+def fuse(
+    *rankings: tuple[Sequence[int], float] | tuple[Sequence[int], float, Sequence[int]],
+) -> list[tuple[int, float]]:
+    """Weighted reciprocal rank fusion of best-first id lists, each with its weight and, if
+    given, each id's rank (``tied_ranks``; else its place): each id's summed weight /
+    (RRF_K + rank), best first. Ties go to the id the rankings name first (the first
+    ranking's before the second's), never to the newer message: a newer one is as often a
+    mention of what an older one said as the thing itself."""
     scores: dict[int, float] = {}
-    for ranking, weight in rankings:
-        for rank, key in enumerate(ranking, start=1):
+    for ranking, weight, *given in rankings:
+        ranks = given[0] if given else range(1, len(ranking) + 1)
+        for rank, key in zip(ranks, ranking, strict=True):
             scores[key] = scores.get(key, 0.0) + weight / (RRF_K + rank)
     order = {key: index for index, key in enumerate(scores)}
     return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))

@@ -38,7 +38,7 @@ from app.embeddings.vectors import fuse
 from app.models import MessageState, SessionRecord
 from app.runtime import Runtime
 from app.search.repository import MessageHit, SearchRepository
-from app.search.semantic import SemanticRanking, passage_of
+from app.search.semantic import SemanticRanking, passage_of, semantic_ranking
 from app.search.terms import recall_query
 from app.sessions.repository import SessionRow
 
@@ -52,7 +52,11 @@ CANDIDATES_PER_HIT = 4
 WORDS_FIRST_SHARE = 0.4
 WORDS_FIRST = 2
 _LEFT = (MessageState.SUMMARISED, MessageState.PRUNED)
-_ROLES = ("user", "assistant")
+#: What tools returned is recalled too, as quoted text (app.budget.recall): a detail a tool
+#: gave (a port, an order's status) is asked about as often as one the user gave.
+_ROLES = ("user", "assistant", "tool")
+#: The replies a recalled question brings: what the other speaker said next.
+_REPLY_ROLES = ("user", "assistant")
 
 
 class TurnRecall:
@@ -158,7 +162,9 @@ class TurnRecall:
                 )
             )
             self.runtime.recalls.put(key, hits)
-        block = recall_block(hits, room=room, max_hits=max_hits, counter=counter)
+        block = recall_block(
+            hits, room=room, max_hits=max_hits, counter=counter, terms=terms, phrases=phrases
+        )
         if block is not None:  # the steps of the turn show it again from these
             chosen = frozenset(block.message_ids)
             self.runtime.recalls.put(
@@ -214,7 +220,7 @@ class TurnRecall:
             session_id,
             [hit.seq + 1 for hit in asked],
             states=_LEFT,
-            roles=_ROLES,
+            roles=_REPLY_ROLES,
             also=leaving,
         )
         return with_replies(ranked, {seq - 1: _recall_hit(hit) for seq, hit in replies.items()})
@@ -238,7 +244,7 @@ class TurnRecall:
         if not near:
             return None
         by_id = {hit.message_id: hit for hit in found}
-        fused = fuse(([hit.message_id for hit in found], 1.0), (list(near), 1.0))[:limit]
+        fused = fuse(([hit.message_id for hit in found], 1.0), semantic_ranking(near, 1.0))[:limit]
         missing = await self.search_index.messages(
             session_id, [key for key, _ in fused if key not in by_id]
         )
@@ -247,7 +253,7 @@ class TurnRecall:
             hit = by_id.get(key) or missing.get(key)
             if hit is None:
                 continue  # erased meanwhile
-            index = near.get(key)
+            index = near[key].passage if key in near else None
             passage = passage_of(hit.content, index) if index is not None else None
             candidates.append(Candidate(_recall_hit(hit, passage, index), score))
         return candidates

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.budget.tokens import content_text
 from app.embeddings.client import EmbeddingsError
 from app.embeddings.repository import EmbeddingRepository
-from app.embeddings.vectors import ANY_WORD_WEIGHT, fuse, nearest, passages
+from app.embeddings.vectors import ANY_WORD_WEIGHT, fuse, nearest, passages, tied_ranks
 from app.offload import off_the_loop
 from app.runtime import Runtime
 from app.search.repository import SNIPPET_WORDS, MessageHit, SearchRepository
@@ -25,6 +25,20 @@ logger = logging.getLogger(__name__)
 #: Stored vectors (float32 bytes) of a session past which scoring runs in a worker thread:
 #: about 500 passages of 384 dimensions, some 7 ms.
 OFF_THE_LOOP_BYTES = 768_000
+
+
+@dataclass(frozen=True)
+class Near:
+    """A message's place in a semantic ranking: its passage nearest in meaning to the query
+    (its index in ``app.embeddings.vectors.passages``), and how near."""
+
+    passage: int
+    similarity: float
+
+
+def semantic_ranking(near: Mapping[int, Near], weight: float) -> tuple[list[int], float, list[int]]:
+    """``near`` as a ranking for ``fuse``: equally near messages share a rank."""
+    return list(near), weight, tied_ranks([hit.similarity for hit in near.values()])
 
 
 class SemanticRanking:
@@ -50,11 +64,11 @@ class SemanticRanking:
         states: Sequence[str] | None = None,
         roles: Sequence[str] | None = None,
         also: Sequence[int] = (),
-    ) -> dict[int, int] | None:
+    ) -> dict[int, Near] | None:
         """The session's messages nearest in meaning to ``text``, best first: each id with
-        the index of its nearest passage (``app.embeddings.vectors.passages``). None when
-        there is nothing to rank by: embeddings off, none stored yet for the session, or the
-        API failing."""
+        its nearest passage (``app.embeddings.vectors.passages``) and its similarity. None
+        when there is nothing to rank by: embeddings off, none stored yet for the session,
+        or the API failing."""
         if self.client is None or not text.strip():
             return None
         stored = await self.embeddings.session_vectors(
@@ -83,7 +97,12 @@ class SemanticRanking:
         # a long session's is scored off the event loop.
         heavy = sum(len(vector) for _, vector in stored) > OFF_THE_LOOP_BYTES
         hits = await off_the_loop(score) if heavy else score()
-        return {key: passage for key, _, passage in hits}
+        if len(hits) == limit:
+            # The last messages listed are as near as some left out: they share a rank with
+            # messages the ranking does not name, so it says nothing of them.
+            last = round(hits[-1][1], 6)
+            hits = [hit for hit in hits if round(hit[1], 6) != last]
+        return {key: Near(passage, similarity) for key, similarity, passage in hits}
 
 
 async def ranked_hits(
@@ -123,14 +142,16 @@ async def ranked_hits(
         return found, False
     by_id = {hit.message_id: hit for hit in found}
     words_weight = ANY_WORD_WEIGHT if match_any else 1.0
-    fused = fuse(([hit.message_id for hit in found], words_weight), (list(near), 1.0))[:limit]
+    fused = fuse(([hit.message_id for hit in found], words_weight), semantic_ranking(near, 1.0))[
+        :limit
+    ]
     missing = await search_index.messages(session_id, [key for key, _ in fused if key not in by_id])
     hits: list[MessageHit] = []
     for key, score in fused:
         hit = by_id.get(key) or missing.get(key)
         if hit is None:
             continue  # erased meanwhile
-        index = near.get(key)
+        index = near[key].passage if key in near else None
         passage = passage_of(hit.content, index) if index is not None else None
         snippet = hit.snippet
         if key not in by_id and snippets:

@@ -11,6 +11,12 @@ from app.errors import InvalidRequestError
 #: Longer queries are refused; a recall query is cut to its first ``MAX_TERMS`` words.
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 32
+#: The words a recall looks for at most: a turn's user message may be long, and every word
+#: widens the set of messages the ranking scores (on Postgres, each word is checked against
+#: each of the best matches). A question says what it asks about in fewer words: on the
+#: recall bench, whose turns say up to 32, twelve found every planted item and cost less
+#: than the 32 did (docs/benchmarks.md, "Recall: what tools returned, and what it costs").
+MAX_RECALL_TERMS = 12
 
 # Letters and digits only: every full-text operator and quote character falls outside it.
 _WORD = re.compile(r"[^\W_]+")
@@ -53,15 +59,17 @@ def search_terms(query: str) -> tuple[str, ...]:
     return terms
 
 
-def recall_terms(text: str, *, drop_stop_words: bool = False) -> tuple[str, ...]:
-    """The distinct words of a text (lower-cased, first ``MAX_TERMS``), to look up what was
+def recall_terms(
+    text: str, *, drop_stop_words: bool = False, most: int = MAX_TERMS
+) -> tuple[str, ...]:
+    """The distinct words of a text (lower-cased, the first ``most``), to look up what was
     said about them; with ``drop_stop_words``, only the words that say what it is about."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(text.lower()):
         if drop_stop_words and word in STOP_WORDS:
             continue
         seen.setdefault(word, None)
-        if len(seen) == MAX_TERMS:
+        if len(seen) == most:
             break
     return tuple(seen)
 
@@ -86,12 +94,13 @@ def compounds(text: str) -> tuple[str, ...]:
 
 
 def recall_query(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """What a recall looks for in ``text``: its words that say what it is about, outside its
-    compounds, and its compounds (``compounds``). A compound's parts are not looked up on
-    their own: "15.4.2" is one detail, and "15", "4" and "2" would find every message with
-    any of those numbers in it."""
+    """What a recall looks for in ``text``: its first ``MAX_RECALL_TERMS`` words that say
+    what it is about, outside its compounds, and its compounds (``compounds``). A
+    compound's parts are not looked up on their own: "15.4.2" is one detail, and "15", "4"
+    and "2" would find every message with any of those numbers in it."""
     found = compounds(text)
-    return recall_terms(_COMPOUND.sub(" ", text), drop_stop_words=True), found
+    terms = recall_terms(_COMPOUND.sub(" ", text), drop_stop_words=True, most=MAX_RECALL_TERMS)
+    return terms, found
 
 
 def fts5_match(terms: tuple[str, ...], *, match_any: bool, phrases: tuple[str, ...] = ()) -> str:

@@ -421,3 +421,98 @@ async def test_words_inside_a_url_or_a_path_match(apps: RunningApp) -> None:
 
     assert url in recalled_text(by_url)
     assert path in recalled_text(by_path)
+
+
+# -- what tools returned ------------------------------------------------------------------
+
+
+def service_listing(port: int) -> str:
+    """A tool result of the kind agents get back: a long listing, the detail in its middle."""
+    rows = [
+        f"service worker-{n} status running uptime {n * 7}h region eu-west-{n % 3}"
+        for n in range(40)
+    ]
+    rows.insert(21, f"service ledger-db status running listens on port {port} replica lag 0.2s")
+    return "\n".join(rows)
+
+
+async def tool_session(apps: RunningApp, **recall: Any) -> tuple[httpx.AsyncClient, str]:
+    """A session whose first turn called a tool that returned ``service_listing(6543)``, then
+    moved on until that result left the prompt."""
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True, **recall}))["id"]
+    turn = await start_turn(client, sid, "List what runs on the cluster, please.")
+    await post_step(client, sid, turn["turn_id"], ["call_ls"], [service_listing(6543)])
+    await complete_turn(client, sid, turn["turn_id"], "Forty-one services are running.")
+    await talk(client, sid, "Book dinner somewhere near the river.", "Remind me about tickets.")
+    return client, sid
+
+
+async def test_a_detail_a_tool_returned_comes_back_quoted_in_the_block(apps: RunningApp) -> None:
+    client, sid = await tool_session(apps)
+
+    prompt = await start_turn(client, sid, "Which port does the ledger database listen on?")
+
+    recalled = recalled_text(prompt)
+    assert "service ledger-db status running listens on port 6543" in recalled
+    assert "tool result]" in recalled
+    # Only its words around the detail, not the whole listing.
+    assert "worker-0 " not in recalled
+    assert "worker-39 " not in recalled
+    # Quoted inside the block: no tool message without its call, for either provider.
+    assert [m for m in prompt["messages"] if m["role"] == "tool"] == []
+    assert chat_problems(prompt["messages"]) == []
+    assert anthropic_problems(to_anthropic(prompt["messages"])) == []
+
+
+async def test_a_step_shows_the_recalled_tool_result_as_its_turn_start_did(
+    apps: RunningApp,
+) -> None:
+    client, sid = await tool_session(apps)
+    first = await start_turn(client, sid, "Which port does the ledger database listen on?")
+
+    step = await post_step(client, sid, first["turn_id"], ["call_2"], ["checked the runbook"])
+
+    assert "port 6543" in recalled_text(first)
+    assert recall_messages(step) == recall_messages(first)
+    assert (await audit_rows(client, sid))[-1]["prefix_kept"] is True
+
+
+async def test_embeddings_that_tell_no_message_apart_change_nothing_words_found(
+    apps: RunningApp,
+) -> None:
+    # No line names a topic of the fake, so every vector is the same: a ranking by meaning
+    # that knows nothing must not reorder what the words found (here, toward newer lines).
+    lines = (
+        "The locker code for the Lisbon flat is 4471, key under the mat.",
+        "The Lisbon flat locker is in the hall.",
+        "The Lisbon flat has a view of the river.",
+        "The Lisbon flat rent is paid.",
+        "The flat rent was paid again.",
+        "The Lisbon tram stop is close.",
+        "Unrelated: book the museum for Sunday.",
+    )
+    question = "What is the locker code of the Lisbon flat?"
+    settings: dict[str, Any] = {"mandatory_summary_turns": 1, "protected_window_turns": 1}
+    recalled = {}
+    with serve_fake_embeddings() as fake:
+        for name, extra in (("words", {}), ("both", embedding_settings(fake))):
+            _, client = await apps.start(**settings, **extra)
+            sid = (await create_session(client, recall={"enabled": True, "max_hits": 4}))["id"]
+            await talk(client, sid, *lines)
+            if extra:
+                await all_embedded(apps.database_url, sid, 2 * len(lines))
+            recalled[name] = recalled_text(await start_turn(client, sid, question))
+
+    assert "The Lisbon flat has a view of the river." in recalled["words"]
+    assert recalled["both"] == recalled["words"]
+
+
+async def test_a_message_with_no_word_to_look_for_searches_nothing(apps: RunningApp) -> None:
+    client, sid = await summarised_session(apps, recall={"enabled": True})
+
+    prompt = await start_turn(client, sid, "And what was it?")
+
+    assert recall_messages(prompt) == []
+    row = (await audit_rows(client, sid))[-1]
+    assert "recall" not in (row["block_telemetry"] or {})

@@ -9,6 +9,7 @@ from app.embeddings.vectors import (
     nearest,
     pack,
     passages,
+    tied_ranks,
     unpack,
 )
 
@@ -69,3 +70,15 @@ def test_a_lighter_ranking_yields_its_first_places() -> None:
 
 def test_equal_fused_scores_go_to_the_first_ranking_not_the_newer_message() -> None:
     assert [key for key, _ in fuse(([5, 6], 1.0), ([90, 80], 1.0))] == [5, 90, 6, 80]
+
+
+def test_equal_scores_share_a_rank() -> None:
+    assert tied_ranks([0.9, 0.5, 0.5, 0.5, 0.1]) == [1, 2, 2, 2, 5]
+    assert tied_ranks([]) == []
+
+
+def test_a_ranking_that_ties_every_id_leaves_the_other_ranking_s_order() -> None:
+    words = [10, 20, 30, 40]
+    tied = ([40, 30, 20, 10], 1.0, [1, 1, 1, 1])
+
+    assert [key for key, _ in fuse((words, 1.0), tied)] == words

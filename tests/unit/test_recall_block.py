@@ -17,10 +17,15 @@ from app.budget.decision import (
 )
 from app.budget.policy import Budget
 from app.budget.recall import (
+    EXCERPT_WORDS,
+    MAX_TOOL_RESULTS,
     RECALL_BLOCK,
     RECALL_HEADING,
+    Candidate,
     RecallHit,
+    excerpt_window,
     previous_recall,
+    rank,
     recall_block,
     recall_room,
     shown_again,
@@ -28,6 +33,7 @@ from app.budget.recall import (
 )
 from app.search.terms import (
     MAX_QUERY_CHARS,
+    MAX_RECALL_TERMS,
     InvalidSearchQueryError,
     fts5_match,
     recall_query,
@@ -139,6 +145,62 @@ def test_a_block_is_shown_again_word_for_word_from_its_fingerprint_entry() -> No
     assert any(item.startswith("4k") for item in shown)
 
 
+def listing(detail: str, *, rows: int = 40) -> str:
+    lines = [f"host web-{n} state ok load 0.{n % 9} zone b" for n in range(rows)]
+    lines.insert(rows // 2, detail)
+    return "\n".join(lines)
+
+
+def test_a_long_tool_result_is_shown_by_the_words_around_what_was_asked() -> None:
+    text = listing("host ledger-db state ok listens on port 6543")
+    hit = RecallHit(message_id=9, seq=4, role="tool", text=text)
+
+    block = recall_block([hit], room=2000, max_hits=5, counter=COUNTER, terms=("ledger", "ports"))
+
+    assert block is not None
+    assert "[message 4, tool result] … " in block.text
+    assert "host ledger-db state ok listens on port 6543" in block.text
+    assert "web-0 " not in block.text
+    assert "web-39 " not in block.text
+    assert len(block.text.splitlines()[1].split()) <= EXCERPT_WORDS + 6
+
+
+def test_the_window_of_a_tool_result_is_shown_again_from_its_fingerprint_entry() -> None:
+    hit = RecallHit(message_id=9, seq=4, role="tool", text=listing("port 6543 for ledger"))
+    block = recall_block([hit], room=2000, max_hits=5, counter=COUNTER, terms=("ledger",))
+    assert block is not None
+
+    previous = previous_recall([block.fingerprint()])
+
+    assert previous is not None
+    assert shown_again(previous[1], {9: hit}, COUNTER) == block
+
+
+def test_a_window_holds_most_of_the_words_asked_for_not_the_first_one_said() -> None:
+    text = listing("ledger is mentioned here alone") + "\n" + listing("the ledger port is 6543")
+    start = excerpt_window(text, ("ledger", "port"))
+
+    assert start is not None
+    assert "the ledger port is 6543" in " ".join(text.split()[start : start + EXCERPT_WORDS])
+
+
+def test_a_short_tool_result_is_shown_whole() -> None:
+    assert excerpt_window("the ledger port is 6543", ("ledger",)) is None
+
+
+def test_a_block_shows_a_few_tool_results_at_most() -> None:
+    hits = [
+        RecallHit(message_id=n, seq=n, role="tool", text=f"ledger port {n}") for n in range(1, 9)
+    ]
+    hits.append(RecallHit(message_id=20, seq=20, role="user", text="the ledger port moved"))
+
+    block = recall_block(hits, room=4000, max_hits=20, counter=COUNTER, terms=("ledger",))
+
+    assert block is not None
+    assert block.message_ids.count(20) == 1
+    assert len(block.message_ids) == MAX_TOOL_RESULTS + 1
+
+
 def test_a_prompt_without_a_recall_block_has_none_to_show_again() -> None:
     assert previous_recall(["s:0", "q:1", "q:2"]) is None
     assert previous_recall(None) is None
@@ -202,3 +264,20 @@ def test_a_possessive_or_a_contraction_leaves_no_fragment_to_look_for() -> None:
     terms, _ = recall_query("What's Caroline's bike? She hadn't said, I'd guess.")
 
     assert terms == ("caroline", "bike", "said", "guess")
+
+
+def test_what_was_said_outranks_a_tool_result_that_says_as_much() -> None:
+    tool = RecallHit(message_id=1, seq=1, role="tool", text="ledger port 6543 on db-2")
+    said = RecallHit(message_id=2, seq=2, role="user", text="the ledger port is 6543 on db-2")
+
+    ranked = rank([Candidate(tool, 1.0), Candidate(said, 1.0)], "which ledger port?")
+
+    assert [hit.message_id for hit in ranked] == [2, 1]
+
+
+def test_a_recall_looks_for_the_first_words_of_a_long_message() -> None:
+    words = [f"topic{n}" for n in range(40)]
+
+    terms, _ = recall_query(" ".join(words))
+
+    assert terms == tuple(words[:MAX_RECALL_TERMS])
