@@ -311,7 +311,9 @@ def _named(text: str) -> bool:
     words = _words(text)
     for index, word in enumerate(words):
         # A letter with no case (Chinese, Japanese, Arabic, Hebrew, Thai…).
-        if any(c.isalpha() and not c.isupper() and not c.islower() for c in word):
+        if not word.isascii() and any(
+            c.isalpha() and not c.isupper() and not c.islower() for c in word
+        ):
             return True
         if (
             index > 0
@@ -325,7 +327,7 @@ def _named(text: str) -> bool:
 
 def _foreign(text: str) -> bool:
     """Letters outside ASCII: an accented name, a city, a sentence in another language."""
-    return any(ord(c) > 127 and c.isalpha() for c in text)
+    return not text.isascii() and any(ord(c) > 127 and c.isalpha() for c in text)
 
 
 def refers_back(sentence: str) -> bool:
@@ -357,7 +359,8 @@ def _size(words: list[str]) -> int:
     Japanese, Thai) counts a word for every two of its letters."""
     return sum(
         max(1, len(word) // 2)
-        if any(c.isalpha() and not c.isupper() and not c.islower() for c in word)
+        if not word.isascii()
+        and any(c.isalpha() and not c.isupper() and not c.islower() for c in word)
         else 1
         for word in words
     )
@@ -811,6 +814,14 @@ def supersedes(later: str, earlier: str) -> int:
     shared = new.subject & old.subject
     if (
         not fresh
+        or not shared
+        # One subject is the other, give or take a word.
+        or len(new.subject ^ old.subject) > 1
+        or not (new.subject <= old.subject or old.subject <= new.subject)
+        or not new.slots & old.slots
+        or old.values <= new.values
+        or (new.relations and old.relations and not new.relations & old.relations)
+        or _codes(later) != _codes(earlier)
         # Unmarked, a new name beside a new time or amount is another thing of the same
         # kind, not a new value for it ("our Berlin office opens at 9" beside "our London
         # office opens at 8", "a flight to Rome on Friday" beside "to Paris on Monday"):
@@ -819,15 +830,7 @@ def supersedes(later: str, earlier: str) -> int:
             "name" in (fresh_kinds := _kinds(frozenset(fresh), frozenset()))
             and len(fresh_kinds) > 1
         )
-        or _codes(later) != _codes(earlier)
-        or not shared
-        or not new.slots & old.slots
-        or old.values <= new.values
         or _ADDITIVE.search(later)
-        # One subject is the other, give or take a word.
-        or len(new.subject ^ old.subject) > 1
-        or not (new.subject <= old.subject or old.subject <= new.subject)
-        or (new.relations and old.relations and not new.relations & old.relations)
         # A value right beside a word of the subject says which one it is ("seat 1C is
         # free", "the Berlin office"), not what it is: "seat 4C is free" is another seat.
         # Last: it reads the text again, and a fold weighs every pair of statements.
@@ -835,6 +838,39 @@ def supersedes(later: str, earlier: str) -> int:
     ):
         return 0
     return _closeness(len(shared), new, old)
+
+
+@lru_cache(maxsize=4096)
+def revision_keys(text: str) -> frozenset[str]:
+    """Every word through which a later statement can revise ``text`` or a statement run on
+    inside it: each word lower-cased, without its "'s", and as a word of a subject. A fold
+    indexes its statements by these, so that a new one is weighed only against those that
+    share one of its :func:`revision_probe` words (:func:`supersedes` is 0 for the rest)."""
+    found = set(subject_words(text)) | _value_words(text) | _opening_names(text) | _codes(text)
+    for word in _words(text.lower()):
+        found.add(word)
+        found.add(re.sub(r"['\u2019]s$", "", word))
+    return frozenset(found)
+
+
+@lru_cache(maxsize=4096)
+def revision_probe(text: str) -> frozenset[str]:
+    """The words a revision by ``text`` must share with what it revises (see
+    :func:`revision_keys`): its subject, its other content words, its values and the words
+    of a value it negates. :func:`supersedes` gives 0 for a statement sharing none of them."""
+    if text.rstrip().endswith("?"):
+        return frozenset()  # a question revises nothing (see supersedes)
+    new = claim(text)
+    if not new.marked:
+        # Unmarked, a restatement revises only a statement sharing a word of its subject.
+        return new.subject
+    negated = {
+        word
+        for value in _NEGATED.findall(text)
+        for word in _words(value.lower())
+        if len(word) >= 3 and word not in _COMMON
+    }
+    return new.subject | new.context | new.values | frozenset(negated)
 
 
 def _labels(text: str, values: frozenset[str], subject: frozenset[str]) -> bool:

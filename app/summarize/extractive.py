@@ -16,6 +16,7 @@ in ``SummaryContent.left_out`` (recorded in the audit row). Each item cites its 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,12 +24,15 @@ from functools import lru_cache
 from app.budget.statements import (
     Tier,
     holds_revised_value,
+    is_bare_revision,
     is_correction,
     is_request,
     keeps_history,
     refers_back,
     revises,
     revises_nearest,
+    revision_keys,
+    revision_probe,
     slots,
     subject_key,
     tier,
@@ -705,6 +709,41 @@ def _revise(
 _JUST_BEFORE_MESSAGES = 3
 
 
+def _index(by_key: dict[str, list[int]], index: int, text: str) -> None:
+    """File the statement at ``index`` under each word ``text`` may be revised through (a
+    correction that took "(was: …)" is filed again under the words of what it revised)."""
+    for key in revision_keys(text):
+        by_key.setdefault(key, []).append(index)
+
+
+def _sharing(
+    part: str,
+    said_before: int,
+    ordered: list[_Entry],
+    by_key: dict[str, list[int]],
+    messages: list[int],
+    here: int,
+) -> list[int]:
+    """Of the statements ``ordered[:said_before]`` (those of earlier messages), the ones
+    ``part`` may revise, in the order they were said: those sharing a word it could revise
+    them through (:func:`app.budget.statements.revision_probe`), and, for a bare
+    correction, those of the messages just before it (``messages[here]`` is its own)."""
+    found = {
+        index
+        for key in revision_probe(part)
+        for index in by_key.get(key, ())
+        if index < said_before
+    }
+    if is_bare_revision(part):
+        first = messages[max(0, here - _JUST_BEFORE_MESSAGES)]
+        found.update(
+            index
+            for index in range(bisect_left([e.newest for e in ordered], first), said_before)
+            if ordered[index].rank <= Tier.PLAIN
+        )
+    return sorted(found)
+
+
 def _supersede(statements: list[_Entry]) -> list[_Entry]:
     """Stage 3: a later statement replaces the earlier one it revises, which leaves the
     summary (:func:`app.budget.statements.revises`): a correction or an unmarked
@@ -717,6 +756,13 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
     result: dict[int, _Entry] = dict(enumerate(ordered))
     messages = sorted({entry.newest for entry in ordered})
     order_of = {message: index for index, message in enumerate(messages)}
+    newests = [entry.newest for entry in ordered]
+    # Each statement is weighed only against the earlier ones sharing a word it could
+    # revise them through (what is left of a revised one holds no word its whole did not).
+    by_key: dict[str, list[int]] = {}
+    for index, entry in enumerate(ordered):
+        if entry.rank <= Tier.PLAIN:
+            _index(by_key, index, entry.item.text)
     for later, entry in enumerate(ordered):
         # A carried statement has replaced what it revised in the fold that brought it.
         if entry.carried or entry.rank > Tier.PLAIN or later in gone:
@@ -730,15 +776,15 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
         if len(parts) < 2 or not all(subject_key(p) for p in parts):
             parts = [text]
         here = order_of[entry.newest]
-        earlier_ones = [
-            earlier
-            for earlier in range(later)
-            if ordered[earlier].newest < entry.newest and ordered[earlier].rank <= Tier.PLAIN
-        ]
+        # The statements of earlier messages are those before the first of this one's.
+        said_before = bisect_left(newests, entry.newest)
         options = {
             part: [
                 (strength, earlier, just_before)
-                for earlier in earlier_ones
+                for earlier in _sharing(part, said_before, ordered, by_key, messages, here)
+                # A statement already revised is no option (with several parts, each
+                # part's count of options decides which chooses first: all are counted).
+                if len(parts) > 1 or earlier not in gone
                 if (
                     strength := _revises(
                         part,
@@ -757,16 +803,20 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
             if free:
                 _, earlier, just_before = max(free)
                 _revise(result, gone, later, earlier, part, just_before)
+                _index(by_key, later, result[later].item.text)
             elif revises_nearest(part):
                 # Said long after what it revises: the nearest statement of its kind.
                 kinds = slots(part)
                 nearest = [
                     earlier
-                    for earlier in earlier_ones
-                    if earlier not in gone and kinds & slots(result[earlier].item.text)
+                    for earlier in range(said_before)
+                    if ordered[earlier].rank <= Tier.PLAIN
+                    and earlier not in gone
+                    and kinds & slots(result[earlier].item.text)
                 ]
                 if nearest:
                     _revise(result, gone, later, max(nearest), part, True)
+                    _index(by_key, later, result[later].item.text)
     return [entry for index, entry in sorted(result.items()) if index not in gone]
 
 
