@@ -385,8 +385,14 @@ def _imperative(text: str) -> bool:
     match = _IMPERATIVE_SHAPE.match(text)
     if match is None:
         return False
-    verb = match.group(1).lower()
-    return not (
+    return not _imperative_word_ruled_out(match.group(1))
+
+
+def _imperative_word_ruled_out(word: str) -> bool:
+    """Whether ``word`` cannot open an imperative: a function word, a past form, a third
+    person, an adverb."""
+    verb = word.lower()
+    return (
         verb in _FUNCTION_WORDS
         or verb in _PAST_FORMS
         or verb.endswith(("ed", "ing", "'s", "\u2019s"))
@@ -477,7 +483,64 @@ def _short_value(text: str, named: bool) -> bool:
     "PNR 7QX2LM"), not a word of courtesy ("ありがとう", "спасибо")."""
     if _COURTESY.search(text):
         return False
-    return named or _foreign(text) or any(c.isdigit() for c in text)
+    # A name is capitalised in a script that has case: "köszi", "díky moc", "mulțumesc"
+    # are words of courtesy, "Gdańsk" a place. In a script without case it may be either.
+    named_abroad = _foreign(text) and any(
+        c.isupper() or (c.isalpha() and not c.islower()) for c in text
+    )
+    return named or named_abroad or any(c.isdigit() for c in text)
+
+
+#: A request or a question of one shape said this many times with other values is a
+#: routine of the work in hand ("cancel X's 11:45, she's sick", "did the reminder go out to
+#: X?"), and so are the same words said this many times: not facts to keep.
+ROUTINE_SHAPE_MENTIONS = 3
+#: A shape needs this many words besides its values to say it is the same sentence.
+_SHAPE_WORDS = 3
+
+
+@lru_cache(maxsize=16_384)
+def asks(sentence: str) -> bool:
+    """Whether ``sentence`` is or holds a request or a question by its shape, whatever else
+    it says: "did the reminder go out to X?", "X rang, running late, is that ok or do we
+    rebook", "cancel X's 11:45, she's sick" (a verb in lower case, then whose thing it acts
+    on, and no verb of being after it)."""
+    for index, clause in enumerate(_ASIDE.split(sentence)):
+        text = clause.strip().lstrip("-*>•").strip()
+        if not text or (index and _RELATIVE.match(text)):
+            continue  # ", who works from Malmö" says more of a name, it does not ask
+        if _mood(text) != "declarative":
+            return True
+        acts = _ACTS_ON_NAMED.match(text)
+        if acts and not _imperative_word_ruled_out(acts.group(1)) and not _BEING.search(text):
+            return True
+    return False
+
+
+#: Where a sentence's clauses part, for :func:`asks`.
+_ASIDE = re.compile(r"[,;?!\u2014\u2013]+\s|\s-\s")
+#: A verb in lower case and whose thing it acts on: "cancel Tereza Horáková's 11:45".
+_ACTS_ON_NAMED = re.compile(r"([a-z]+)\s+(?:[A-Z][^\W\d_]*\s+){0,3}[A-Z][^\W\d_]*['\u2019]s\b")
+_RELATIVE = re.compile(r"(?:who|whom|whose|which|where|when|that)\b", re.IGNORECASE)
+_BEING = re.compile(r"\b(?:is|are|was|were|has|have|had)\b")
+
+
+@lru_cache(maxsize=16_384)
+def shape(sentence: str) -> str:
+    """``sentence`` with its values masked ("#"): each word holding a capital, a digit or a
+    letter outside ASCII. Two sentences of one shape say the same thing of other names,
+    times or amounts ("Did the reminder go out to Joana Ribeiro?"); "" when too few words
+    are left to tell."""
+    out: list[str] = []
+    kept = 0
+    for word in _words(sentence):
+        if not word.isascii() or not word.islower() or any(c.isdigit() for c in word):
+            if not out or out[-1] != "#":
+                out.append("#")
+        else:
+            out.append(word)
+            kept += 1
+    return " ".join(out) if kept >= _SHAPE_WORDS else ""
 
 
 @lru_cache(maxsize=4096)

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from app.budget.statements import (
+    ROUTINE_SHAPE_MENTIONS,
     Tier,
+    asks,
     holds_revised_value,
     is_bare_revision,
     is_correction,
@@ -33,6 +35,7 @@ from app.budget.statements import (
     revises_nearest,
     revision_keys,
     revision_probe,
+    shape,
     slots,
     subject_key,
     tier,
@@ -596,6 +599,43 @@ def _unique(entries: Iterable[_Entry]) -> list[_Entry]:
     return list(kept.values())
 
 
+def _routine_key(text: str) -> str:
+    """What a recurring sentence is recognised by: a request's or a question's shape
+    (:func:`app.budget.statements.shape`), any other sentence's words. Declaratives of one
+    shape with other values are a list of facts ("Person 3 is Bogdana, who works from
+    Malmö …", "customer Acme is on Gold"), not a routine."""
+    return (asks(text) and shape(text)) or _normalise(text)
+
+
+def _routines(entries: list[_Entry]) -> list[_Entry]:
+    """Stage 2b: the user's requests and questions of one shape said
+    :data:`~app.budget.statements.ROUTINE_SHAPE_MENTIONS` times or more, each time of other
+    names or times ("did the reminder go out to X?", "cancel X's 11:45, she's sick"), and
+    any sentence said word for word as often ("ধন্যবাদ", the same
+    aside about a slow morning), are a routine of the work in hand: they give way like
+    routine requests, and the facts said once keep their room. A correction is never
+    one."""
+    mentions: dict[str, int] = {}
+    for entry in entries:
+        if entry.item.from_user and entry.rank <= Tier.PLAIN:
+            key = _routine_key(entry.item.text)
+            mentions[key] = mentions.get(key, 0) + len(entry.item.source_message_ids)
+    routine: list[_Entry] = []
+    for entry in entries:
+        key = _routine_key(entry.item.text)
+        if (
+            entry.item.from_user
+            and entry.rank <= Tier.PLAIN
+            and mentions.get(key, 0) >= ROUTINE_SHAPE_MENTIONS
+            and not is_correction(entry.item.text)
+        ):
+            entry = _Entry(
+                entry.field, entry.item, Tier.ROUTINE, entry.score, entry.newest, entry.carried
+            )
+        routine.append(entry)
+    return routine
+
+
 #: Where a message typed as one run-on line may start a new statement.
 _RUN_ON = re.compile(
     r"\s+(?=(?:the|my|our|ok|so|also|and|but|oh|btw|fyi)\b)"
@@ -886,7 +926,7 @@ def _fill_user_block(
     """Stage 4: the user's words, newest first, within the block's share: statements while
     they fit, routine requests only while the block is at most half full, small talk
     never (courtesy carries nothing the agent needs).
-    Returns what is kept and the statements left out."""
+    Returns what is kept and the statements left out (routine lines are not counted)."""
     kept: list[_Entry] = []
     left_out: list[_Entry] = []
     newest_first = sorted(statements, key=lambda entry: (entry.rank, -entry.newest))
@@ -901,8 +941,8 @@ def _fill_user_block(
         elif entry.rank == Tier.ROUTINE and room.used + cost <= limit * ROUTINE_ROOM_SHARE:
             room.take(entry, cost)
             kept.append(entry)
-        elif entry.carried:
-            left_out.append(entry)  # it was in the block: it leaves visibly
+        # A routine request or small talk that was in the block leaves it uncounted: it is
+        # no statement left out, and its message stays stored (and recallable).
     return kept, left_out
 
 
@@ -1014,7 +1054,7 @@ def summarize_extractive(request: SummaryRequest) -> SummaryContent:
     earlier = request.previous or SummaryContent(summary_text="")
     new_users, new_others = _extract(request.messages)
     old_users, old_others = _carried(earlier, request.messages)
-    statements = _supersede(_unique([*old_users, *new_users]))
+    statements = _supersede(_routines(_unique([*old_users, *new_users])))
     said = {_normalise(entry.item.text) for entry in statements}
     others = [
         entry
@@ -1042,7 +1082,7 @@ def user_block(request: SummaryRequest, limit: int) -> UserBlock:
     new_users, _ = _extract(request.messages)
     old_users, _ = _carried(earlier, request.messages)
     candidates = _unique([*old_users, *new_users])
-    statements = _supersede(candidates)
+    statements = _supersede(_routines(candidates))
     current = {_normalise(entry.item.text) for entry in statements}
     kept, left_out = _fill_user_block(statements, limit, _Room(request.counter))
 

@@ -176,3 +176,29 @@ async def test_requests_that_name_new_places_every_turn_give_way_to_what_the_use
         assert statement in summary, statement
     # The requests gave way: none of the oldest is in the summary.
     assert not any(requests[n] in summary for n in range(7, 20))
+
+
+async def test_a_report_made_again_and_again_gives_way_to_facts_said_once(
+    client: httpx.AsyncClient,
+) -> None:
+    # A clinic's traffic: every few turns the same report of another patient, each with a
+    # name, a time and a clause of its own. Taken for statements they fill the block
+    # newest first and push out what the user said once, early on.
+    said = {
+        1: "Our accountant is Rui Vasconcelos, invoices go to him at the end of the month.",
+        2: "A no-show gets charged thirty-five euros, it's on the sign at reception.",
+        3: "Mein Limit für das ganze Projekt ist zweiunddreißigtausend Euro.",
+        4: "my emial is bia.m.santos@proton.example if teh system needs one",
+    }
+    patients = ("Tereza Horáková", "Bruno Tavares", "Wanjiru Kamau", "Rahim Chowdhury")
+    reports = {
+        n: f"cancel {patients[n % 4]}'s {7 + n % 11}:{15 + n % 40}, she's sick"
+        for n in range(6, 60)
+    }
+    prompt = await _session(client, {**reports, **said}, turns=60)
+    summary = _summary_text(prompt)
+    for statement in said.values():
+        assert statement in summary, statement
+    # The oldest reports gave way, and none of them is counted as a statement left out.
+    assert not any(reports[n] in summary for n in range(6, 20))
+    assert "user statement(s) left out" not in summary
