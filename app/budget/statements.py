@@ -261,7 +261,7 @@ _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
 #: now so ("… is now …", "instead"), or a negated value ("not X —"). Not "from now on": it
 #: sets a standing rule as often as it revises one ("please call me Tamsin from now on").
 _CORRECTION = re.compile(
-    r"\b(?:actually|correction|scratch (?:that|what|my|the)|i meant?|i was wrong|wrong about|"
+    r"\b(?:actually|correction|scratch\b|i meant?|whatever needs updating|i was wrong|wrong about|"
     r"(?:got|had) (?:that|it|this) wrong|my mistake|my bad|oops|wait|update(?=\s*:)|no longer|"
     r"instead|mixed (?:it|that|them) up|changed my mind|change of mind|final answer|"
     r"(?:things|plans?) (?:have )?changed|fix what|used to be|outdated|rescheduled|"
@@ -276,8 +276,12 @@ _CORRECTION = re.compile(
     r"właściwie|poprawka|jednak|pomyliłe[mś]|eigenlijk|ik vergiste me|на самом деле|вернее|"
     r"я ошиб(?:ся|лась))\b"
     r"|\bnot\s+[^\W\d_][^,;.\u2014\u2013-]*(?:[,;.\u2014\u2013-]|$)"
-    # "… is Gustavo's now": a value that holds now, said last.
+    # "… is Gustavo's now": a value that holds now, said last; and "now" in other languages
+    # anywhere in a short sentence ("der Steuerberater ist jetzt in …", "nomor kantor
+    # sekarang …", "o contabilista agora é …").
     r"|\bnow\s*[.!]?\s*$"
+    r"|\b(?:jetzt|agora|sekarang|maintenant|ahora|adesso|teraz|nyt|şimdi|acum|"
+    r"сейчас|теперь)\b"
     r"|(?:実は|やっぱり|訂正|其实|更正|改成|改为|정정|사실은)",
     re.IGNORECASE,
 )
@@ -509,7 +513,7 @@ def asks(sentence: str) -> bool:
         text = clause.strip().lstrip("-*>•").strip()
         if not text or (index and _RELATIVE.match(text)):
             continue  # ", who works from Malmö" says more of a name, it does not ask
-        if _mood(text) != "declarative":
+        if _mood(text) != "declarative" or _PLEASE.search(text):
             return True
         acts = _ACTS_ON_NAMED.match(text)
         if acts and not _imperative_word_ruled_out(acts.group(1)) and not _BEING.search(text):
@@ -521,6 +525,13 @@ def asks(sentence: str) -> bool:
 _ASIDE = re.compile(r"[,;?!\u2014\u2013]+\s|\s-\s")
 #: A verb in lower case and whose thing it acts on: "cancel Tereza Horáková's 11:45".
 _ACTS_ON_NAMED = re.compile(r"([a-z]+)\s+(?:[A-Z][^\W\d_]*\s+){0,3}[A-Z][^\W\d_]*['\u2019]s\b")
+#: A word of courtesy in more languages: a sentence said again and again with it asks for
+#: work ("zkontroluj prosím logy edge-proxy"), however it is judged said once.
+_PLEASE = re.compile(
+    r"\b(?:prosím|prosim|kérlek|kérem|molim|vă rog|te rog|tolong|mohon|lütfen|bitte)\b",
+    re.IGNORECASE,
+)
+_JOINED = re.compile(r"[^\W_][-_./@:][^\W_]")
 _RELATIVE = re.compile(r"(?:who|whom|whose|which|where|when|that)\b", re.IGNORECASE)
 _BEING = re.compile(r"\b(?:is|are|was|were|has|have|had)\b")
 
@@ -533,7 +544,14 @@ def shape(sentence: str) -> str:
     are left to tell."""
     out: list[str] = []
     kept = 0
-    for word in _words(sentence):
+    # A word joined to another by a hyphen, a dot, a slash… names a thing: "checkout-api",
+    # "payments-worker", "bia.m.santos@proton.example".
+    words = [
+        word
+        for token in sentence.split()
+        for word in (["#"] if _JOINED.search(token) else _words(token))
+    ]
+    for word in words:
         if not word.isascii() or not word.islower() or any(c.isdigit() for c in word):
             if not out or out[-1] != "#":
                 out.append("#")
@@ -549,12 +567,16 @@ def is_correction(sentence: str) -> bool:
     negated or said to hold "now" marks a short sentence only: in a long ramble "… but not
     more" or "… now" revises nothing."""
     for mark in _CORRECTION.finditer(sentence):
-        weak = mark.group().lower().startswith(("not", "now"))
+        weak = (
+            mark.group().lower().startswith(("not", "now")) or mark.group().lower() in _NOW_ABROAD
+        )
         if not weak or len(_words(sentence)) <= WEAK_MARK_WORDS:
             return True
     return False
 
 
+_NOW_ABROAD_TEXT = "jetzt agora sekarang maintenant ahora adesso teraz nyt şimdi acum сейчас теперь"
+_NOW_ABROAD = frozenset(_NOW_ABROAD_TEXT.split())
 #: A sentence that only negates a value or says it holds "now" is a correction up to this
 #: many words.
 WEAK_MARK_WORDS = 20

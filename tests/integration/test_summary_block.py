@@ -190,15 +190,44 @@ async def test_a_report_made_again_and_again_gives_way_to_facts_said_once(
         3: "Mein Limit für das ganze Projekt ist zweiunddreißigtausend Euro.",
         4: "my emial is bia.m.santos@proton.example if teh system needs one",
     }
-    patients = ("Tereza Horáková", "Bruno Tavares", "Wanjiru Kamau", "Rahim Chowdhury")
+    patients = [
+        f"{first} {last}"
+        for first in ("Tereza", "Bruno", "Wanjiru", "Rahim", "Céline", "Yuki", "Priyanka")
+        for last in ("Horáková", "Tavares", "Kamau", "Chowdhury", "Marchand", "Tanabe", "Sen")
+    ]
     reports = {
-        n: f"cancel {patients[n % 4]}'s {7 + n % 11}:{15 + n % 40}, she's sick"
-        for n in range(6, 60)
+        n: f"cancel {patients[n]}'s {7 + n % 11}:{15 + n % 40}, she's sick" for n in range(6, 48)
     }
-    prompt = await _session(client, {**reports, **said}, turns=60)
+    prompt = await _session(client, {**reports, **said}, turns=48)
     summary = _summary_text(prompt)
     for statement in said.values():
         assert statement in summary, statement
     # The oldest reports gave way, and none of them is counted as a statement left out.
     assert not any(reports[n] in summary for n in range(6, 20))
     assert "user statement(s) left out" not in summary
+
+
+async def test_a_correction_marked_by_now_in_another_language_replaces_what_it_revises(
+    client: httpx.AsyncClient,
+) -> None:
+    prompt = await _session(
+        client,
+        {
+            1: "Nomor WhatsApp kantor kami 0857 2261 9034, jangan pakai yang lama ya.",
+            2: "Der Steuerberater ist in Lörrach, Post geht dahin.",
+            3: "my emial is tunde@zoho.example if teh system needs one",
+            11: "nomor kantor sekarang 0813 9948 1207",
+            12: "der Steuerberater ist jetzt in Wolfenbüttel.",
+            13: "scratch tunde@zoho.example. bia.m.santos@proton.example",
+        },
+        turns=30,
+    )
+    lines = text_of(prompt["messages"]).splitlines()
+    for old, new in (
+        ("0857 2261 9034", "0813 9948 1207"),
+        ("Lörrach", "Wolfenbüttel"),
+        ("tunde@zoho.example", "bia.m.santos@proton.example"),
+    ):
+        assert any(new in line for line in lines), new
+        # The old value is only ever named beside the new one, as history.
+        assert all(new in line for line in lines if old in line), old
