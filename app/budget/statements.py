@@ -261,7 +261,7 @@ _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
 #: now so ("… is now …", "instead"), or a negated value ("not X —"). Not "from now on": it
 #: sets a standing rule as often as it revises one ("please call me Tamsin from now on").
 _CORRECTION = re.compile(
-    r"\b(?:actually|correction|scratch (?:that|what|my|the)|i meant?|i was wrong|wrong about|"
+    r"\b(?:actually|correction|scratch\b|i meant?|whatever needs updating|i was wrong|wrong about|"
     r"(?:got|had) (?:that|it|this) wrong|my mistake|my bad|oops|wait|update(?=\s*:)|no longer|"
     r"instead|mixed (?:it|that|them) up|changed my mind|change of mind|final answer|"
     r"(?:things|plans?) (?:have )?changed|fix what|used to be|outdated|rescheduled|"
@@ -276,8 +276,12 @@ _CORRECTION = re.compile(
     r"właściwie|poprawka|jednak|pomyliłe[mś]|eigenlijk|ik vergiste me|на самом деле|вернее|"
     r"я ошиб(?:ся|лась))\b"
     r"|\bnot\s+[^\W\d_][^,;.\u2014\u2013-]*(?:[,;.\u2014\u2013-]|$)"
-    # "… is Gustavo's now": a value that holds now, said last.
+    # "… is Gustavo's now": a value that holds now, said last; and "now" in other languages
+    # anywhere in a short sentence ("der Steuerberater ist jetzt in …", "nomor kantor
+    # sekarang …", "o contabilista agora é …").
     r"|\bnow\s*[.!]?\s*$"
+    r"|\b(?:jetzt|agora|sekarang|maintenant|ahora|adesso|teraz|nyt|şimdi|acum|"
+    r"сейчас|теперь)\b"
     r"|(?:実は|やっぱり|訂正|其实|更正|改成|改为|정정|사실은)",
     re.IGNORECASE,
 )
@@ -311,7 +315,9 @@ def _named(text: str) -> bool:
     words = _words(text)
     for index, word in enumerate(words):
         # A letter with no case (Chinese, Japanese, Arabic, Hebrew, Thai…).
-        if any(c.isalpha() and not c.isupper() and not c.islower() for c in word):
+        if not word.isascii() and any(
+            c.isalpha() and not c.isupper() and not c.islower() for c in word
+        ):
             return True
         if (
             index > 0
@@ -325,7 +331,7 @@ def _named(text: str) -> bool:
 
 def _foreign(text: str) -> bool:
     """Letters outside ASCII: an accented name, a city, a sentence in another language."""
-    return any(ord(c) > 127 and c.isalpha() for c in text)
+    return not text.isascii() and any(ord(c) > 127 and c.isalpha() for c in text)
 
 
 def refers_back(sentence: str) -> bool:
@@ -357,7 +363,8 @@ def _size(words: list[str]) -> int:
     Japanese, Thai) counts a word for every two of its letters."""
     return sum(
         max(1, len(word) // 2)
-        if any(c.isalpha() and not c.isupper() and not c.islower() for c in word)
+        if not word.isascii()
+        and any(c.isalpha() and not c.isupper() and not c.islower() for c in word)
         else 1
         for word in words
     )
@@ -382,8 +389,14 @@ def _imperative(text: str) -> bool:
     match = _IMPERATIVE_SHAPE.match(text)
     if match is None:
         return False
-    verb = match.group(1).lower()
-    return not (
+    return not _imperative_word_ruled_out(match.group(1))
+
+
+def _imperative_word_ruled_out(word: str) -> bool:
+    """Whether ``word`` cannot open an imperative: a function word, a past form, a third
+    person, an adverb."""
+    verb = word.lower()
+    return (
         verb in _FUNCTION_WORDS
         or verb in _PAST_FORMS
         or verb.endswith(("ed", "ing", "'s", "\u2019s"))
@@ -474,7 +487,78 @@ def _short_value(text: str, named: bool) -> bool:
     "PNR 7QX2LM"), not a word of courtesy ("ありがとう", "спасибо")."""
     if _COURTESY.search(text):
         return False
-    return named or _foreign(text) or any(c.isdigit() for c in text)
+    # A name is capitalised in a script that has case: "köszi", "díky moc", "mulțumesc"
+    # are words of courtesy, "Gdańsk" a place. In a script without case it may be either.
+    named_abroad = _foreign(text) and any(
+        c.isupper() or (c.isalpha() and not c.islower()) for c in text
+    )
+    return named or named_abroad or any(c.isdigit() for c in text)
+
+
+#: A request or a question of one shape said this many times with other values is a
+#: routine of the work in hand ("cancel X's 11:45, she's sick", "did the reminder go out to
+#: X?"), and so are the same words said this many times: not facts to keep.
+ROUTINE_SHAPE_MENTIONS = 3
+#: A shape needs this many words besides its values to say it is the same sentence.
+_SHAPE_WORDS = 3
+
+
+@lru_cache(maxsize=16_384)
+def asks(sentence: str) -> bool:
+    """Whether ``sentence`` is or holds a request or a question by its shape, whatever else
+    it says: "did the reminder go out to X?", "X rang, running late, is that ok or do we
+    rebook", "cancel X's 11:45, she's sick" (a verb in lower case, then whose thing it acts
+    on, and no verb of being after it)."""
+    for index, clause in enumerate(_ASIDE.split(sentence)):
+        text = clause.strip().lstrip("-*>•").strip()
+        if not text or (index and _RELATIVE.match(text)):
+            continue  # ", who works from Malmö" says more of a name, it does not ask
+        if _mood(text) != "declarative" or _PLEASE.search(text):
+            return True
+        acts = _ACTS_ON_NAMED.match(text)
+        if acts and not _imperative_word_ruled_out(acts.group(1)) and not _BEING.search(text):
+            return True
+    return False
+
+
+#: Where a sentence's clauses part, for :func:`asks`.
+_ASIDE = re.compile(r"[,;?!\u2014\u2013]+\s|\s-\s")
+#: A verb in lower case and whose thing it acts on: "cancel Tereza Horáková's 11:45".
+_ACTS_ON_NAMED = re.compile(r"([a-z]+)\s+(?:[A-Z][^\W\d_]*\s+){0,3}[A-Z][^\W\d_]*['\u2019]s\b")
+#: A word of courtesy in more languages: a sentence said again and again with it asks for
+#: work ("zkontroluj prosím logy edge-proxy"), however it is judged said once.
+_PLEASE = re.compile(
+    r"\b(?:prosím|prosim|kérlek|kérem|molim|vă rog|te rog|tolong|mohon|lütfen|bitte)\b",
+    re.IGNORECASE,
+)
+_JOINED = re.compile(r"[^\W_][-_./@:][^\W_]")
+_RELATIVE = re.compile(r"(?:who|whom|whose|which|where|when|that)\b", re.IGNORECASE)
+_BEING = re.compile(r"\b(?:is|are|was|were|has|have|had)\b")
+
+
+@lru_cache(maxsize=16_384)
+def shape(sentence: str) -> str:
+    """``sentence`` with its values masked ("#"): each word holding a capital, a digit or a
+    letter outside ASCII. Two sentences of one shape say the same thing of other names,
+    times or amounts ("Did the reminder go out to Joana Ribeiro?"); "" when too few words
+    are left to tell."""
+    out: list[str] = []
+    kept = 0
+    # A word joined to another by a hyphen, a dot, a slash… names a thing: "checkout-api",
+    # "payments-worker", "bia.m.santos@proton.example".
+    words = [
+        word
+        for token in sentence.split()
+        for word in (["#"] if _JOINED.search(token) else _words(token))
+    ]
+    for word in words:
+        if not word.isascii() or not word.islower() or any(c.isdigit() for c in word):
+            if not out or out[-1] != "#":
+                out.append("#")
+        else:
+            out.append(word)
+            kept += 1
+    return " ".join(out) if kept >= _SHAPE_WORDS else ""
 
 
 @lru_cache(maxsize=4096)
@@ -483,12 +567,16 @@ def is_correction(sentence: str) -> bool:
     negated or said to hold "now" marks a short sentence only: in a long ramble "… but not
     more" or "… now" revises nothing."""
     for mark in _CORRECTION.finditer(sentence):
-        weak = mark.group().lower().startswith(("not", "now"))
+        weak = (
+            mark.group().lower().startswith(("not", "now")) or mark.group().lower() in _NOW_ABROAD
+        )
         if not weak or len(_words(sentence)) <= WEAK_MARK_WORDS:
             return True
     return False
 
 
+_NOW_ABROAD_TEXT = "jetzt agora sekarang maintenant ahora adesso teraz nyt şimdi acum сейчас теперь"
+_NOW_ABROAD = frozenset(_NOW_ABROAD_TEXT.split())
 #: A sentence that only negates a value or says it holds "now" is a correction up to this
 #: many words.
 WEAK_MARK_WORDS = 20
@@ -811,6 +899,14 @@ def supersedes(later: str, earlier: str) -> int:
     shared = new.subject & old.subject
     if (
         not fresh
+        or not shared
+        # One subject is the other, give or take a word.
+        or len(new.subject ^ old.subject) > 1
+        or not (new.subject <= old.subject or old.subject <= new.subject)
+        or not new.slots & old.slots
+        or old.values <= new.values
+        or (new.relations and old.relations and not new.relations & old.relations)
+        or _codes(later) != _codes(earlier)
         # Unmarked, a new name beside a new time or amount is another thing of the same
         # kind, not a new value for it ("our Berlin office opens at 9" beside "our London
         # office opens at 8", "a flight to Rome on Friday" beside "to Paris on Monday"):
@@ -819,15 +915,7 @@ def supersedes(later: str, earlier: str) -> int:
             "name" in (fresh_kinds := _kinds(frozenset(fresh), frozenset()))
             and len(fresh_kinds) > 1
         )
-        or _codes(later) != _codes(earlier)
-        or not shared
-        or not new.slots & old.slots
-        or old.values <= new.values
         or _ADDITIVE.search(later)
-        # One subject is the other, give or take a word.
-        or len(new.subject ^ old.subject) > 1
-        or not (new.subject <= old.subject or old.subject <= new.subject)
-        or (new.relations and old.relations and not new.relations & old.relations)
         # A value right beside a word of the subject says which one it is ("seat 1C is
         # free", "the Berlin office"), not what it is: "seat 4C is free" is another seat.
         # Last: it reads the text again, and a fold weighs every pair of statements.
@@ -835,6 +923,39 @@ def supersedes(later: str, earlier: str) -> int:
     ):
         return 0
     return _closeness(len(shared), new, old)
+
+
+@lru_cache(maxsize=4096)
+def revision_keys(text: str) -> frozenset[str]:
+    """Every word through which a later statement can revise ``text`` or a statement run on
+    inside it: each word lower-cased, without its "'s", and as a word of a subject. A fold
+    indexes its statements by these, so that a new one is weighed only against those that
+    share one of its :func:`revision_probe` words (:func:`supersedes` is 0 for the rest)."""
+    found = set(subject_words(text)) | _value_words(text) | _opening_names(text) | _codes(text)
+    for word in _words(text.lower()):
+        found.add(word)
+        found.add(re.sub(r"['\u2019]s$", "", word))
+    return frozenset(found)
+
+
+@lru_cache(maxsize=4096)
+def revision_probe(text: str) -> frozenset[str]:
+    """The words a revision by ``text`` must share with what it revises (see
+    :func:`revision_keys`): its subject, its other content words, its values and the words
+    of a value it negates. :func:`supersedes` gives 0 for a statement sharing none of them."""
+    if text.rstrip().endswith("?"):
+        return frozenset()  # a question revises nothing (see supersedes)
+    new = claim(text)
+    if not new.marked:
+        # Unmarked, a restatement revises only a statement sharing a word of its subject.
+        return new.subject
+    negated = {
+        word
+        for value in _NEGATED.findall(text)
+        for word in _words(value.lower())
+        if len(word) >= 3 and word not in _COMMON
+    }
+    return new.subject | new.context | new.values | frozenset(negated)
 
 
 def _labels(text: str, values: frozenset[str], subject: frozenset[str]) -> bool:

@@ -16,19 +16,26 @@ in ``SummaryContent.left_out`` (recorded in the audit row). Each item cites its 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from app.budget.statements import (
+    ROUTINE_SHAPE_MENTIONS,
     Tier,
+    asks,
     holds_revised_value,
+    is_bare_revision,
     is_correction,
     is_request,
     keeps_history,
     refers_back,
     revises,
     revises_nearest,
+    revision_keys,
+    revision_probe,
+    shape,
     slots,
     subject_key,
     tier,
@@ -592,6 +599,43 @@ def _unique(entries: Iterable[_Entry]) -> list[_Entry]:
     return list(kept.values())
 
 
+def _routine_key(text: str) -> str:
+    """What a recurring sentence is recognised by: a request's or a question's shape
+    (:func:`app.budget.statements.shape`), any other sentence's words. Declaratives of one
+    shape with other values are a list of facts ("Person 3 is Bogdana, who works from
+    Malmö …", "customer Acme is on Gold"), not a routine."""
+    return (asks(text) and shape(text)) or _normalise(text)
+
+
+def _routines(entries: list[_Entry]) -> list[_Entry]:
+    """Stage 2b: the user's requests and questions of one shape said
+    :data:`~app.budget.statements.ROUTINE_SHAPE_MENTIONS` times or more, each time of other
+    names or times ("did the reminder go out to X?", "cancel X's 11:45, she's sick"), and
+    any sentence said word for word as often ("ধন্যবাদ", the same
+    aside about a slow morning), are a routine of the work in hand: they give way like
+    routine requests, and the facts said once keep their room. A correction is never
+    one."""
+    mentions: dict[str, int] = {}
+    for entry in entries:
+        if entry.item.from_user and entry.rank <= Tier.PLAIN:
+            key = _routine_key(entry.item.text)
+            mentions[key] = mentions.get(key, 0) + len(entry.item.source_message_ids)
+    routine: list[_Entry] = []
+    for entry in entries:
+        key = _routine_key(entry.item.text)
+        if (
+            entry.item.from_user
+            and entry.rank <= Tier.PLAIN
+            and mentions.get(key, 0) >= ROUTINE_SHAPE_MENTIONS
+            and not is_correction(entry.item.text)
+        ):
+            entry = _Entry(
+                entry.field, entry.item, Tier.ROUTINE, entry.score, entry.newest, entry.carried
+            )
+        routine.append(entry)
+    return routine
+
+
 #: Where a message typed as one run-on line may start a new statement.
 _RUN_ON = re.compile(
     r"\s+(?=(?:the|my|our|ok|so|also|and|but|oh|btw|fyi)\b)"
@@ -705,6 +749,41 @@ def _revise(
 _JUST_BEFORE_MESSAGES = 3
 
 
+def _index(by_key: dict[str, list[int]], index: int, text: str) -> None:
+    """File the statement at ``index`` under each word ``text`` may be revised through (a
+    correction that took "(was: …)" is filed again under the words of what it revised)."""
+    for key in revision_keys(text):
+        by_key.setdefault(key, []).append(index)
+
+
+def _sharing(
+    part: str,
+    said_before: int,
+    ordered: list[_Entry],
+    by_key: dict[str, list[int]],
+    messages: list[int],
+    here: int,
+) -> list[int]:
+    """Of the statements ``ordered[:said_before]`` (those of earlier messages), the ones
+    ``part`` may revise, in the order they were said: those sharing a word it could revise
+    them through (:func:`app.budget.statements.revision_probe`), and, for a bare
+    correction, those of the messages just before it (``messages[here]`` is its own)."""
+    found = {
+        index
+        for key in revision_probe(part)
+        for index in by_key.get(key, ())
+        if index < said_before
+    }
+    if is_bare_revision(part):
+        first = messages[max(0, here - _JUST_BEFORE_MESSAGES)]
+        found.update(
+            index
+            for index in range(bisect_left([e.newest for e in ordered], first), said_before)
+            if ordered[index].rank <= Tier.PLAIN
+        )
+    return sorted(found)
+
+
 def _supersede(statements: list[_Entry]) -> list[_Entry]:
     """Stage 3: a later statement replaces the earlier one it revises, which leaves the
     summary (:func:`app.budget.statements.revises`): a correction or an unmarked
@@ -717,6 +796,13 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
     result: dict[int, _Entry] = dict(enumerate(ordered))
     messages = sorted({entry.newest for entry in ordered})
     order_of = {message: index for index, message in enumerate(messages)}
+    newests = [entry.newest for entry in ordered]
+    # Each statement is weighed only against the earlier ones sharing a word it could
+    # revise them through (what is left of a revised one holds no word its whole did not).
+    by_key: dict[str, list[int]] = {}
+    for index, entry in enumerate(ordered):
+        if entry.rank <= Tier.PLAIN:
+            _index(by_key, index, entry.item.text)
     for later, entry in enumerate(ordered):
         # A carried statement has replaced what it revised in the fold that brought it.
         if entry.carried or entry.rank > Tier.PLAIN or later in gone:
@@ -730,15 +816,15 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
         if len(parts) < 2 or not all(subject_key(p) for p in parts):
             parts = [text]
         here = order_of[entry.newest]
-        earlier_ones = [
-            earlier
-            for earlier in range(later)
-            if ordered[earlier].newest < entry.newest and ordered[earlier].rank <= Tier.PLAIN
-        ]
+        # The statements of earlier messages are those before the first of this one's.
+        said_before = bisect_left(newests, entry.newest)
         options = {
             part: [
                 (strength, earlier, just_before)
-                for earlier in earlier_ones
+                for earlier in _sharing(part, said_before, ordered, by_key, messages, here)
+                # A statement already revised is no option (with several parts, each
+                # part's count of options decides which chooses first: all are counted).
+                if len(parts) > 1 or earlier not in gone
                 if (
                     strength := _revises(
                         part,
@@ -757,16 +843,20 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
             if free:
                 _, earlier, just_before = max(free)
                 _revise(result, gone, later, earlier, part, just_before)
+                _index(by_key, later, result[later].item.text)
             elif revises_nearest(part):
                 # Said long after what it revises: the nearest statement of its kind.
                 kinds = slots(part)
                 nearest = [
                     earlier
-                    for earlier in earlier_ones
-                    if earlier not in gone and kinds & slots(result[earlier].item.text)
+                    for earlier in range(said_before)
+                    if ordered[earlier].rank <= Tier.PLAIN
+                    and earlier not in gone
+                    and kinds & slots(result[earlier].item.text)
                 ]
                 if nearest:
                     _revise(result, gone, later, max(nearest), part, True)
+                    _index(by_key, later, result[later].item.text)
     return [entry for index, entry in sorted(result.items()) if index not in gone]
 
 
@@ -836,7 +926,7 @@ def _fill_user_block(
     """Stage 4: the user's words, newest first, within the block's share: statements while
     they fit, routine requests only while the block is at most half full, small talk
     never (courtesy carries nothing the agent needs).
-    Returns what is kept and the statements left out."""
+    Returns what is kept and the statements left out (routine lines are not counted)."""
     kept: list[_Entry] = []
     left_out: list[_Entry] = []
     newest_first = sorted(statements, key=lambda entry: (entry.rank, -entry.newest))
@@ -851,8 +941,8 @@ def _fill_user_block(
         elif entry.rank == Tier.ROUTINE and room.used + cost <= limit * ROUTINE_ROOM_SHARE:
             room.take(entry, cost)
             kept.append(entry)
-        elif entry.carried:
-            left_out.append(entry)  # it was in the block: it leaves visibly
+        # A routine request or small talk that was in the block leaves it uncounted: it is
+        # no statement left out, and its message stays stored (and recallable).
     return kept, left_out
 
 
@@ -964,7 +1054,7 @@ def summarize_extractive(request: SummaryRequest) -> SummaryContent:
     earlier = request.previous or SummaryContent(summary_text="")
     new_users, new_others = _extract(request.messages)
     old_users, old_others = _carried(earlier, request.messages)
-    statements = _supersede(_unique([*old_users, *new_users]))
+    statements = _supersede(_routines(_unique([*old_users, *new_users])))
     said = {_normalise(entry.item.text) for entry in statements}
     others = [
         entry
@@ -992,7 +1082,7 @@ def user_block(request: SummaryRequest, limit: int) -> UserBlock:
     new_users, _ = _extract(request.messages)
     old_users, _ = _carried(earlier, request.messages)
     candidates = _unique([*old_users, *new_users])
-    statements = _supersede(candidates)
+    statements = _supersede(_routines(candidates))
     current = {_normalise(entry.item.text) for entry in statements}
     kept, left_out = _fill_user_block(statements, limit, _Room(request.counter))
 

@@ -176,3 +176,58 @@ async def test_requests_that_name_new_places_every_turn_give_way_to_what_the_use
         assert statement in summary, statement
     # The requests gave way: none of the oldest is in the summary.
     assert not any(requests[n] in summary for n in range(7, 20))
+
+
+async def test_a_report_made_again_and_again_gives_way_to_facts_said_once(
+    client: httpx.AsyncClient,
+) -> None:
+    # A clinic's traffic: every few turns the same report of another patient, each with a
+    # name, a time and a clause of its own. Taken for statements they fill the block
+    # newest first and push out what the user said once, early on.
+    said = {
+        1: "Our accountant is Rui Vasconcelos, invoices go to him at the end of the month.",
+        2: "A no-show gets charged thirty-five euros, it's on the sign at reception.",
+        3: "Mein Limit für das ganze Projekt ist zweiunddreißigtausend Euro.",
+        4: "my emial is bia.m.santos@proton.example if teh system needs one",
+    }
+    patients = [
+        f"{first} {last}"
+        for first in ("Tereza", "Bruno", "Wanjiru", "Rahim", "Céline", "Yuki", "Priyanka")
+        for last in ("Horáková", "Tavares", "Kamau", "Chowdhury", "Marchand", "Tanabe", "Sen")
+    ]
+    reports = {
+        n: f"cancel {patients[n]}'s {7 + n % 11}:{15 + n % 40}, she's sick" for n in range(6, 48)
+    }
+    prompt = await _session(client, {**reports, **said}, turns=48)
+    summary = _summary_text(prompt)
+    for statement in said.values():
+        assert statement in summary, statement
+    # The oldest reports gave way, and none of them is counted as a statement left out.
+    assert not any(reports[n] in summary for n in range(6, 20))
+    assert "user statement(s) left out" not in summary
+
+
+async def test_a_correction_marked_by_now_in_another_language_replaces_what_it_revises(
+    client: httpx.AsyncClient,
+) -> None:
+    prompt = await _session(
+        client,
+        {
+            1: "Nomor WhatsApp kantor kami 0857 2261 9034, jangan pakai yang lama ya.",
+            2: "Der Steuerberater ist in Lörrach, Post geht dahin.",
+            3: "my emial is tunde@zoho.example if teh system needs one",
+            11: "nomor kantor sekarang 0813 9948 1207",
+            12: "der Steuerberater ist jetzt in Wolfenbüttel.",
+            13: "scratch tunde@zoho.example. bia.m.santos@proton.example",
+        },
+        turns=30,
+    )
+    lines = text_of(prompt["messages"]).splitlines()
+    for old, new in (
+        ("0857 2261 9034", "0813 9948 1207"),
+        ("Lörrach", "Wolfenbüttel"),
+        ("tunde@zoho.example", "bia.m.santos@proton.example"),
+    ):
+        assert any(new in line for line in lines), new
+        # The old value is only ever named beside the new one, as history.
+        assert all(new in line for line in lines if old in line), old

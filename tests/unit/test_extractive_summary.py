@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.budget.statements import Tier, tier
+from app.budget.statements import ROUTINE_SHAPE_MENTIONS, Tier, asks, shape, tier
 from app.budget.summary import SummaryContent, SummaryItem, render_summary
 from app.budget.tokens import FallbackCounter, TiktokenCounter, TokenCounter
 from app.summarize import ExtractiveSummarizer, SourceMessage, SummaryRequest
@@ -268,6 +270,23 @@ def test_fold_puts_previous_items_first_in_every_section() -> None:
     assert "on top of an earlier summary" in folded.summary_text
 
 
+def _routine(text: str, fold: int) -> bool:
+    """Whether the fold takes ``text`` for routine: judged so on its own, or a request or a
+    question whose shape the user said again and again in the folds so far ("Is rack R35
+    still on the old firmware?")."""
+    if tier(text) > Tier.PLAIN:
+        return True
+    shapes = Counter(
+        shape(sentence)
+        for f in range(2, fold + 1)
+        for message in fold_material(f)
+        if message.role == "user"
+        for sentence in split_sentences(message.text)
+        if asks(sentence)
+    )
+    return bool(shape(text)) and shapes[shape(text)] >= ROUTINE_SHAPE_MENTIONS
+
+
 def test_what_leaves_a_fold_is_listed_never_dropped_silently() -> None:
     """Folded ten times at a fixed target with more new statements than fit: every user
     statement of the previous summary is in the new one or in what it left out, and the
@@ -278,7 +297,11 @@ def test_what_leaves_a_fold_is_listed_never_dropped_silently() -> None:
         previous = summary
         summary = summarise(*fold_material(fold), previous=previous, target=target)
         kept = all_texts(summary)
-        gone = [item for item in all_items(previous) if item.from_user and item.text not in kept]
+        gone = [
+            item
+            for item in all_items(previous)
+            if item.from_user and item.text not in kept and not _routine(item.text, fold)
+        ]
         assert all(item in summary.left_out for item in gone), f"fold {fold} lost one silently"
         if summary.left_out:
             assert f"{len(summary.left_out)} user statement(s) left out for room" in (
@@ -299,8 +322,9 @@ def test_a_statement_leaves_only_when_its_block_or_the_summary_is_full(target: i
     for fold in range(2, 11):
         summary = summarise(*fold_material(fold), previous=summary, target=target)
         theirs = [item for item in all_items(summary) if item.from_user]
-        # (A routine request or question leaves once the block is half full.)
-        for item in (i for i in summary.left_out if tier(i.text) <= Tier.PLAIN):
+        # (A routine request or question leaves once the block is half full, and so does one
+        # said again and again with other values: "Is rack R35 still on the old firmware?")
+        for item in (i for i in summary.left_out if not _routine(i.text, fold)):
             block = "\n".join(f"- {i.text}" for i in (*theirs, item))
             restored = SummaryContent(
                 summary.summary_text,
@@ -524,13 +548,47 @@ def test_user_statements_take_the_room_of_tool_output_summary_after_summary() ->
     assert any(text.startswith(TOOL_LABEL) for text in all_texts(summary))  # room was left
 
 
+#: Words that make each of a list of statements a sentence of its own (one sentence said
+#: again and again with other numbers is a routine, see the test after these).
+_SIDE_WORDS = "x garden river park yard pond canal square lane court mill chapel orchard"
+_SIDES = _SIDE_WORDS.split()
+_COACH_WORDS = (
+    "quiet first second silent front rear middle upper lower family dining sleeper window "
+    "aisle corner end club panorama business economy standard premium rail royal night day "
+    "early late spare main side north south east west blue green red amber white black"
+)
+_COACHES = _COACH_WORDS.split()
+
+
+def test_a_request_said_again_and_again_with_other_names_gives_way_to_facts() -> None:
+    """A sentence of one shape said over and over with other names ("cancel X's 11:45,
+    she's sick") is a routine of the work: short of room, the facts said once are kept."""
+    names = ["Ana Lima", "Bo Chen", "Cy Okafor", "Dee Park", "Eli Roth", "Fay Nunes"]
+    routine = [
+        SourceMessage(10 + 2 * k, "user", f"cancel {name}'s 11:{10 + k}, she's sick")
+        for k, name in enumerate(names * 3)
+    ]
+    facts = [
+        SourceMessage(1, "user", "Our accountant is Rui Vasconcelos, invoices go to him."),
+        SourceMessage(3, "user", "The practice code for the insurer is PRX-17390."),
+        SourceMessage(5, "user", "My partner Inès Belkacem signs when I am away."),
+    ]
+    content = summarise(*facts, *routine, target=220)
+    kept = all_texts(content)
+    assert all(fact.text in kept for fact in facts)
+    # The requests are kept only while the block has plenty of room, and none of them is
+    # counted as a statement left out.
+    assert sum(text.startswith("cancel") for text in kept) < len(routine)
+    assert not content.left_out
+
+
 def test_short_of_room_the_oldest_user_statements_leave_first_and_are_listed() -> None:
     long = [
         SourceMessage(
             k,
             "user",
-            f"My colleague number {k} prefers the quiet rooms on the garden side of the old "
-            "building, well away from the lifts, the bar and the busy street at the front.",
+            f"My colleague number {k} prefers the quiet rooms on the {_SIDES[k]} side of the "
+            "old building, well away from the lifts, the bar and the busy street at the front.",
         )
         for k in range(1, 13)
     ]
@@ -552,8 +610,8 @@ def test_short_of_room_the_oldest_user_statements_leave_first_and_are_listed() -
 
 def test_a_user_statement_that_cannot_fit_is_counted_in_the_summary_text() -> None:
     many = [
-        SourceMessage(k, "user", f"I prefer the seat number {k} in the quiet coach, always.")
-        for k in range(1, 40)
+        SourceMessage(k, "user", f"I prefer the seat number {k} in the {coach} coach, always.")
+        for k, coach in enumerate(_COACHES[:39], start=1)
     ]
     content = summarise(*many, target=160)
     kept = [item for item in all_items(content) if item.from_user]
