@@ -9,6 +9,9 @@ the turns or steps it served. The schema is changed between batches on the same 
 each variant in turn, several rounds, so that all variants see the same machine:
 
 - ``as is``: the schema the migrations make;
+- ``text parsed twice (0013)``: the search vector's function as 0013_search_parts made it
+  (the whole text parsed twice; 0014_search_vector_once parses it once and only its
+  compounds again), new rows' vectors only;
 - ``no search vector``: ``messages.search_vector`` (the generated full-text column and its
   GIN index) dropped;
 - ``no message foreign keys``: the foreign keys of ``messages`` and ``turns`` dropped;
@@ -19,13 +22,14 @@ each variant in turn, several rounds, so that all variants see the same machine:
 Each is put back after its batch. A variant is not a proposal: it measures what maintaining
 that part costs each write.
 
-    python -m bench schema-cost [--rounds 3] [--turns 120] [--steps 7]
+    python -m bench schema-cost [--rounds 3] [--turns 120] [--steps 7] [--variant NAME]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import statistics
 from typing import Any
@@ -69,9 +73,12 @@ _AUDIT_INDEXES = (
     ("ix_turn_context_audit_tenant_id_id", "(tenant_id, id)"),
     ("ix_turn_context_audit_turn_id", "(turn_id)"),
 )
+# The search vector's function before and after it parsed each text once.
+_SEARCH_VECTOR_ONCE = importlib.import_module("migrations.versions.0014_search_vector_once")
 #: Each variant: the statements that make it, the statements that undo it.
 VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "as is": ((), ()),
+    "text parsed twice (0013)": ((_SEARCH_VECTOR_ONCE.TWICE,), (_SEARCH_VECTOR_ONCE.ONCE,)),
     "no search vector": (("ALTER TABLE messages DROP COLUMN search_vector",), _VECTOR),
     "no message foreign keys": (
         tuple(f"ALTER TABLE {table} DROP CONSTRAINT {name}" for table, name, _ in _FOREIGN_KEYS),
@@ -149,9 +156,11 @@ class Agent:
         return await self._postgres_ms(work) / count
 
 
-async def run(server_url: str, rounds: int, turns: int, steps: int) -> dict[str, Any]:
-    per_turn: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    per_step: dict[str, list[float]] = {name: [] for name in VARIANTS}
+async def run(
+    server_url: str, rounds: int, turns: int, steps: int, variants: list[str]
+) -> dict[str, Any]:
+    per_turn: dict[str, list[float]] = {name: [] for name in variants}
+    per_step: dict[str, list[float]] = {name: [] for name in variants}
     async with fresh_database(server_url, "contextd_bench_schema") as database_url:
         app = create_app(
             Settings(
@@ -174,7 +183,8 @@ async def run(server_url: str, rounds: int, turns: int, steps: int) -> dict[str,
                 agent = Agent(client, server_url, database_url)
                 await agent.turns_cost(turns // 2)  # warm-up: every statement prepared
                 for _ in range(rounds):
-                    for name, (make, undo) in VARIANTS.items():
+                    for name in variants:
+                        make, undo = VARIANTS[name]
                         for statement in make:
                             await admin.execute(statement)
                         await agent.turns_cost(5)  # statements prepared again after the change
@@ -195,8 +205,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--turns", type=int, default=120, help="turns a batch")
     parser.add_argument("--steps", type=int, default=7, help="128-call steps a batch")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        choices=[name for name in VARIANTS if name != "as is"],
+        help="measure only this variant beside 'as is' (repeatable; all of them by default)",
+    )
     args = parser.parse_args()
-    results = asyncio.run(run(args.database_url, args.rounds, args.turns, args.steps))
+    variants = ["as is", *args.variant] if args.variant else list(VARIANTS)
+    results = asyncio.run(run(args.database_url, args.rounds, args.turns, args.steps, variants))
     per_turn, per_step = results["per_turn"], results["per_step"]
     base_turn = statistics.median(per_turn["as is"])
     base_step = statistics.median(per_step["as is"])
@@ -205,7 +222,7 @@ def main() -> None:
         "| per 128-call step, ms (rounds) | median | vs as is |\n"
         "|---|---|---:|---:|---|---:|---:|"
     )
-    for name in VARIANTS:
+    for name in variants:
         turn, step = statistics.median(per_turn[name]), statistics.median(per_step[name])
         print(  # noqa: T201
             f"| {name} | {', '.join(f'{x:.2f}' for x in per_turn[name])} | {turn:.2f} "

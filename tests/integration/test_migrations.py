@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db import alembic_config, create_engine, migrate
 from tests.conftest import RunningApp
-from tests.support import start_turn, stored_messages
+from tests.support import complete_turn, start_turn, stored_messages
 
 
 def _upgrade_to_initial_schema_with_a_conversation(connection: Connection) -> None:
@@ -105,3 +105,54 @@ async def search_count(connection: AsyncConnection, session_id: str, word: str) 
         {"sid": session_id, "word": word},
     )
     return int(found.scalar_one())
+
+
+@pytest.mark.postgres
+async def test_parsing_each_text_once_keeps_the_words_every_message_is_found_by(
+    postgres_url: str,
+) -> None:
+    running = RunningApp(postgres_url)
+    _, client = await running.start()
+    sid = (await client.post("/v1/sessions", json={"model": "gpt-4o"})).json()["id"]
+    for line in (
+        "Dashboards live at https://grafana.acme.io/d/1/billing-latency, see ops-mei@acme.io.",
+        "Limits sit in /srv/ingest/limits.yaml and ~/.pgpass; scrape /metrics at -5 minutes.",
+        "Postgres 15.4.2 runs app.search.repository with key=value (and x/y).",
+        "A plain sentence without any punctuation inside its words",
+    ):
+        turn = await start_turn(client, sid, line)
+        await complete_turn(client, sid, turn["turn_id"], "Noted.")
+    await running.stop_all()
+    engine = create_engine(postgres_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(
+                lambda sync: command.downgrade(alembic_config(sync), "0013_search_parts")
+            )
+        async with engine.connect() as connection:
+            twice = await stored_vectors(connection, sid)
+        await migrate(engine)
+        async with engine.connect() as connection:
+            once = await stored_vectors(connection, sid)
+    finally:
+        await engine.dispose()
+
+    assert [words for words, _ in once] == [words for words, _ in twice]
+    # Every stored vector is the function's as it now is: the column was computed again.
+    assert all(current for _, current in once + twice)
+    assert len(once) == 4
+
+
+async def stored_vectors(
+    connection: AsyncConnection, session_id: str
+) -> list[tuple[list[str], bool]]:
+    """Each message's lexemes, and whether its stored vector is what the function makes."""
+    rows = await connection.execute(
+        text(
+            "SELECT tsvector_to_array(search_vector), "
+            "search_vector = contextd_search_vector(content) FROM messages "
+            "WHERE session_id = :sid AND role = 'user' ORDER BY seq"
+        ),
+        {"sid": session_id},
+    )
+    return [(list(words), bool(current)) for words, current in rows]

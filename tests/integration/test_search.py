@@ -89,6 +89,29 @@ async def test_hits_are_ranked_and_limited(client: httpx.AsyncClient) -> None:
     assert [h["seq"] for h in (await search(client, sid, "porto"))["hits"]] == [3, 1]
 
 
+@pytest.mark.parametrize(
+    ("said", "asked"),
+    [
+        ("Dashboards live at https://grafana.acme.io/d/12/billing-latency today.", "billing"),
+        ("Throttling is set in /srv/ingest/limits.yaml only.", "ingest limits"),
+        ("Prometheus scrapes GET /metrics every minute.", "metrics"),
+        ("Restore it with ~/.pgpass in place.", "pgpass"),
+        ("Staging runs Postgres 15.4.2 since Monday.", "postgres 4"),
+        ("The clock there is -5 hours from UTC.", "5 hours"),
+        ("Write to ops-mei@acme.io about the outage.", "acme outage"),
+    ],
+)
+async def test_the_parts_of_urls_paths_versions_and_addresses_are_found(
+    client: httpx.AsyncClient, said: str, asked: str
+) -> None:
+    sid = (await create_session(client))["id"]
+    await talk(client, sid, said, "Nothing else to add.")
+
+    found = await search(client, sid, asked)
+
+    assert [hit["seq"] for hit in found["hits"]] == [1]
+
+
 async def test_text_parts_of_a_message_are_searchable(client: httpx.AsyncClient) -> None:
     sid = (await create_session(client))["id"]
     parts = [
