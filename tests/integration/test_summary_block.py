@@ -231,3 +231,44 @@ async def test_a_correction_marked_by_now_in_another_language_replaces_what_it_r
         assert any(new in line for line in lines), new
         # The old value is only ever named beside the new one, as history.
         assert all(new in line for line in lines if old in line), old
+
+
+async def test_scratch_and_the_names_of_a_paper_or_a_cafe_mark_no_correction(
+    client: httpx.AsyncClient,
+) -> None:
+    # Ordinary English: none of the later sentences revises the earlier one beside it.
+    said = {
+        1: "My kitchen table is oak.",
+        2: "Our London office opens at 8.",
+        3: "We meet at the Lighthouse cafe on Mondays.",
+        4: "The Lisbon office has 40 desks.",
+        11: "My kitchen table has a scratch.",
+        12: "Our Berlin office subscribes to the NYT.",
+        13: "We meet at the Agora cafe on Fridays.",
+        14: "The Porto office has 25 desks, and the NYT wrote about it.",
+        15: "I bake bread from scratch every Sunday.",
+    }
+    prompt = await _session(client, said, turns=30)
+    text = _summary_text(prompt)
+    for statement in said.values():
+        assert statement in text, statement
+
+
+async def test_scratch_the_slot_and_agora_in_portuguese_still_correct(
+    client: httpx.AsyncClient,
+) -> None:
+    prompt = await _session(
+        client,
+        {
+            1: "the dentist is on Thursday at 3pm",
+            2: "O contabilista é o Rui Lopes, em Braga.",
+            11: "scratch the 3pm, the dentist is on Thursday at 5pm",
+            12: "o contabilista agora é a Inês Faria",
+        },
+        turns=30,
+    )
+    lines = text_of(prompt["messages"]).splitlines()
+    for old, new in (("3pm", "5pm"), ("Rui Lopes", "Inês Faria")):
+        assert any(new in line for line in lines), new
+        # The old value is only ever named beside the new one, as history.
+        assert all(new in line for line in lines if old in line), old
