@@ -261,7 +261,7 @@ _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
 #: now so ("… is now …", "instead"), or a negated value ("not X —"). Not "from now on": it
 #: sets a standing rule as often as it revises one ("please call me Tamsin from now on").
 _CORRECTION = re.compile(
-    r"\b(?:actually|correction|scratch\b|i meant?|whatever needs updating|i was wrong|wrong about|"
+    r"\b(?:actually|correction|i meant?|whatever needs updating|i was wrong|wrong about|"
     r"(?:got|had) (?:that|it|this) wrong|my mistake|my bad|oops|wait|update(?=\s*:)|no longer|"
     r"instead|mixed (?:it|that|them) up|changed my mind|change of mind|final answer|"
     r"(?:things|plans?) (?:have )?changed|fix what|used to be|outdated|rescheduled|"
@@ -280,8 +280,15 @@ _CORRECTION = re.compile(
     # anywhere in a short sentence ("der Steuerberater ist jetzt in …", "nomor kantor
     # sekarang …", "o contabilista agora é …").
     r"|\bnow\s*[.!]?\s*$"
-    r"|\b(?:jetzt|agora|sekarang|maintenant|ahora|adesso|teraz|nyt|şimdi|acum|"
-    r"сейчас|теперь)\b"
+    r"|\b(?:jetzt|sekarang|maintenant|ahora|adesso|teraz|şimdi|acum|сейчас|теперь)\b"
+    # "scratch" as an order to drop what was said: opening a clause ("scratch the 3pm",
+    # "no, scratch tunde@…", "ok scratch Tuesday"), or "scratch that" / "scratch what I
+    # said" anywhere; not the noun or the verb of ordinary English ("from scratch", "a
+    # scratch on his arm", "cats scratch the sofa", "Scratch-resistant").
+    r"|(?:^|(?<=[,;:.!?(\u2014\u2013-])|\b(?:ok|okay|oh|wait|sorry|hmm|um|uh|ugh|yeah|"
+    r"please|pls|actually)\b)\s*scratch(?![-\w'\u2019])(?!\s+(?:is|are|was|were|has|have|"
+    r"had|can|could|will|would|does|did|cards?|paper|pads?|made|resistant)\b)"
+    r"|\bscratch\s+(?:that|this|it)\b(?!\s+[a-z])|\bscratch\s+what\b"
     r"|(?:実は|やっぱり|訂正|其实|更正|改成|改为|정정|사실은)",
     re.IGNORECASE,
 )
@@ -566,17 +573,36 @@ def is_correction(sentence: str) -> bool:
     """Whether a sentence revises something said before ("actually, not X — Y"). A value
     negated or said to hold "now" marks a short sentence only: in a long ramble "… but not
     more" or "… now" revises nothing."""
+    short = len(_words(sentence)) <= WEAK_MARK_WORDS
     for mark in _CORRECTION.finditer(sentence):
         weak = (
             mark.group().lower().startswith(("not", "now")) or mark.group().lower() in _NOW_ABROAD
         )
-        if not weak or len(_words(sentence)) <= WEAK_MARK_WORDS:
+        if not weak or short:
             return True
-    return False
+    return short and _now_in_finnish_or_portuguese(sentence)
 
 
-_NOW_ABROAD_TEXT = "jetzt agora sekarang maintenant ahora adesso teraz nyt şimdi acum сейчас теперь"
+def _now_in_finnish_or_portuguese(sentence: str) -> bool:
+    """Finnish "nyt" and Portuguese "agora" for "now": also a newspaper ("the NYT") and
+    a name ("the Agora cafe") in English, so they mark only in lower case (or opening the
+    sentence) in a sentence with no English word of grammar."""
+    words = _words(sentence)
+    if not any(w in _AMBIGUOUS_NOW and (i == 0 or w.islower()) for i, w in enumerate(words)):
+        return False
+    return not any(w.lower() in _ENGLISH_GRAMMAR for w in words)
+
+
+_NOW_ABROAD_TEXT = "jetzt sekarang maintenant ahora adesso teraz şimdi acum сейчас теперь"
 _NOW_ABROAD = frozenset(_NOW_ABROAD_TEXT.split())
+_AMBIGUOUS_NOW = frozenset(["nyt", "Nyt", "agora", "Agora"])
+#: English words of grammar that Finnish and Portuguese do not write ("on", "no", "a", "e"
+#: and "do" they do).
+_ENGLISH_GRAMMAR_TEXT = (
+    "the my our we is are was were at of and with to for from it this that they he she his her "
+    "has have i you your"
+)
+_ENGLISH_GRAMMAR = frozenset(_ENGLISH_GRAMMAR_TEXT.split())
 #: A sentence that only negates a value or says it holds "now" is a correction up to this
 #: many words.
 WEAK_MARK_WORDS = 20

@@ -34,6 +34,10 @@ class SummaryContent:
     #: The user's statements this summary could not hold for room (counted and listed in its
     #: text, recorded in the audit row of the assembly that made it); not rendered.
     left_out: tuple[SummaryItem, ...] = ()
+    #: The user's routine lines that left the block (a request said again and again, or one
+    #: the previous summary held): no statements, so not in the notice, but recorded in the
+    #: audit row all the same; not rendered.
+    routine_left_out: tuple[SummaryItem, ...] = ()
 
     def anchor_message_ids(self) -> frozenset[int]:
         """Messages that pruning must keep: what the facts, decisions and questions cite."""

@@ -137,6 +137,7 @@ def merged(block: SummaryContent, model: SummaryContent) -> SummaryContent:
         summary_text=text,
         **{name: (*getattr(block, name), *getattr(model, name)) for name in SECTION_TITLES},
         left_out=block.left_out,
+        routine_left_out=block.routine_left_out,
     )
 
 
@@ -159,6 +160,7 @@ def within_target(
             block = SummaryContent(
                 summary_text=block.summary_text,
                 left_out=(*block.left_out, oldest),
+                routine_left_out=block.routine_left_out,
                 **{
                     name: tuple(i for i in getattr(block, name) if i is not oldest)
                     for name in SECTION_TITLES

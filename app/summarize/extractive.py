@@ -10,7 +10,9 @@ previous summary held competes with the new on the same terms, and a correction 
 statement it revises. Decisions, open questions, action items and sentences dense in specifics
 read off the assistant's and the tools' messages fill what is left. A statement that leaves
 the block is counted and listed by message id in the summary's text (a notice never cut) and
-in ``SummaryContent.left_out`` (recorded in the audit row). Each item cites its messages.
+in ``SummaryContent.left_out`` (recorded in the audit row); a routine line that leaves it is
+listed in ``SummaryContent.routine_left_out`` (recorded in the audit row, not in the notice).
+Each item cites its messages.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from app.budget.statements import (
@@ -466,6 +468,9 @@ def _from_tool(item: SummaryItem) -> bool:
 USER_BLOCK_SHARE = 0.75
 #: Routine requests and small talk are kept only while the block is at most this full.
 ROUTINE_ROOM_SHARE = 0.5
+#: A statement said again and again word for word is kept while it fits in this share of
+#: the block, after the statements said fewer times.
+REPEATED_STATEMENT_SHARE = 1.0
 #: How many message ids the notice of what was left out lists (the audit row lists all).
 NOTICE_IDS = 12
 #: Of the assistant's and tools' items, which kind gives way last.
@@ -493,6 +498,12 @@ class _Entry:
     newest: int
     #: Held by the previous summary: leaving now is leaving the block, counted and listed.
     carried: bool = False
+    #: A request judged a statement on its own, made routine by being said again and again:
+    #: leaving, it is listed with the routine lines that left (``routine_left_out``).
+    repeated: bool = False
+    #: Of those, one that asks nothing (a statement said again and again): it gives way to
+    #: the statements said fewer times, and leaves the block as a statement, counted.
+    stated: bool = False
 
 
 def _newest(item: SummaryItem) -> int:
@@ -611,10 +622,11 @@ def _routines(entries: list[_Entry]) -> list[_Entry]:
     """Stage 2b: the user's requests and questions of one shape said
     :data:`~app.budget.statements.ROUTINE_SHAPE_MENTIONS` times or more, each time of other
     names or times ("did the reminder go out to X?", "cancel X's 11:45, she's sick"), and
-    any sentence said word for word as often ("ধন্যবাদ", the same
-    aside about a slow morning), are a routine of the work in hand: they give way like
-    routine requests, and the facts said once keep their room. A correction is never
-    one."""
+    any sentence said word for word as often (the same aside about a slow morning, or a
+    fact an agent sends anew every turn: "I am allergic to penicillin"), give way to the
+    statements said fewer times. A correction is never one. A request leaves the block
+    like a routine request; a statement said again and again leaves it as a statement
+    (counted in the notice), for it may be a fact the user wants kept."""
     mentions: dict[str, int] = {}
     for entry in entries:
         if entry.item.from_user and entry.rank <= Tier.PLAIN:
@@ -622,15 +634,14 @@ def _routines(entries: list[_Entry]) -> list[_Entry]:
             mentions[key] = mentions.get(key, 0) + len(entry.item.source_message_ids)
     routine: list[_Entry] = []
     for entry in entries:
-        key = _routine_key(entry.item.text)
         if (
             entry.item.from_user
             and entry.rank <= Tier.PLAIN
-            and mentions.get(key, 0) >= ROUTINE_SHAPE_MENTIONS
+            and mentions.get(_routine_key(entry.item.text), 0) >= ROUTINE_SHAPE_MENTIONS
             and not is_correction(entry.item.text)
         ):
-            entry = _Entry(
-                entry.field, entry.item, Tier.ROUTINE, entry.score, entry.newest, entry.carried
+            entry = replace(
+                entry, rank=Tier.ROUTINE, repeated=True, stated=not asks(entry.item.text)
             )
         routine.append(entry)
     return routine
@@ -740,9 +751,7 @@ def _revise(
         was = was.replace(";", ",").replace("\n", " ")
         text = _clip(f"{text} (was: {was})")
     item = SummaryItem(text, ids, from_user=True)
-    result[later] = _Entry(
-        current.field, item, current.rank, current.score, current.newest, current.carried
-    )
+    result[later] = replace(current, item=item)
 
 
 #: A bare correction revises a statement of one of this many messages before it.
@@ -920,30 +929,49 @@ def _notice(left_out: list[_Entry]) -> str:
     return "; " + left_out_notice([entry.item for entry in left_out])
 
 
-def _fill_user_block(
-    statements: list[_Entry], limit: int, room: _Room
-) -> tuple[list[_Entry], list[_Entry]]:
+@dataclass
+class _UserBlock:
+    """What stage 4 made of the user's words."""
+
+    kept: list[_Entry]
+    #: Statements that left for room: counted in the summary's notice, listed in the audit.
+    left_out: list[_Entry]
+    #: Routine lines that left the block (carried, or a request said again and again): no
+    #: statement, so not in the notice, but listed in the audit all the same.
+    routine_left_out: list[_Entry]
+
+
+def _leaves_as_routine(entry: _Entry) -> bool:
+    """Whether a routine line the block does not keep leaves it (and is listed): it was in
+    the block, or it would be a statement but for being said again and again. A routine
+    request of this fold the block never took is folded, not left out."""
+    return entry.carried or entry.repeated
+
+
+def _fill_user_block(statements: list[_Entry], limit: int, room: _Room) -> _UserBlock:
     """Stage 4: the user's words, newest first, within the block's share: statements while
     they fit, routine requests only while the block is at most half full, small talk
-    never (courtesy carries nothing the agent needs).
-    Returns what is kept and the statements left out (routine lines are not counted)."""
-    kept: list[_Entry] = []
-    left_out: list[_Entry] = []
+    never (courtesy carries nothing the agent needs)."""
+    block = _UserBlock([], [], [])
     newest_first = sorted(statements, key=lambda entry: (entry.rank, -entry.newest))
     for entry in newest_first:
         cost = room.cost(entry)
         if entry.rank <= Tier.PLAIN:
             if room.used + cost <= limit:
                 room.take(entry, cost)
-                kept.append(entry)
+                block.kept.append(entry)
             else:
-                left_out.append(entry)
-        elif entry.rank == Tier.ROUTINE and room.used + cost <= limit * ROUTINE_ROOM_SHARE:
+                block.left_out.append(entry)
+        elif entry.rank == Tier.ROUTINE and room.used + cost <= limit * (
+            REPEATED_STATEMENT_SHARE if entry.stated else ROUTINE_ROOM_SHARE
+        ):
             room.take(entry, cost)
-            kept.append(entry)
-        # A routine request or small talk that was in the block leaves it uncounted: it is
-        # no statement left out, and its message stays stored (and recallable).
-    return kept, left_out
+            block.kept.append(entry)
+        elif entry.stated:
+            block.left_out.append(entry)
+        elif _leaves_as_routine(entry):
+            block.routine_left_out.append(entry)
+    return block
 
 
 def _fill_others(others: list[_Entry], limit: int, room: _Room) -> list[_Entry]:
@@ -958,7 +986,12 @@ def _fill_others(others: list[_Entry], limit: int, room: _Room) -> list[_Entry]:
     return kept
 
 
-def _content(narrative: str, entries: list[_Entry], left_out: list[_Entry]) -> SummaryContent:
+def _content(
+    narrative: str,
+    entries: list[_Entry],
+    left_out: list[_Entry],
+    routine_left_out: list[_Entry],
+) -> SummaryContent:
     """The summary: each section in the order things were said."""
     sections: dict[str, list[_Entry]] = {field: [] for field in SECTION_TITLES}
     for entry in sorted(entries, key=lambda e: e.newest):
@@ -967,7 +1000,12 @@ def _content(narrative: str, entries: list[_Entry], left_out: list[_Entry]) -> S
         summary_text=narrative,
         **{f: tuple(e.item for e in rows) for f, rows in sections.items()},
         left_out=tuple(entry.item for entry in left_out),
+        routine_left_out=tuple(entry.item for entry in sorted(routine_left_out, key=_by_age)),
     )
+
+
+def _by_age(entry: _Entry) -> int:
+    return entry.newest
 
 
 def _take_back(left_out: list[_Entry], users: list[_Entry], room: _Room, target: int) -> None:
@@ -994,7 +1032,8 @@ def _assemble(
     counter, target = request.counter, request.target_tokens
     head, full = _narrative(request.messages, request.previous)
     room = _Room(counter, used=counter.count_text(head) + 1)
-    users, left_out = _fill_user_block(statements, int(target * USER_BLOCK_SHARE), room)
+    block = _fill_user_block(statements, int(target * USER_BLOCK_SHARE), room)
+    users, left_out = block.kept, block.left_out
     # The notice of what left takes its room before anything else may use it.
     room.used += counter.count_text(_notice(left_out))
     rest = _fill_others(others, target, room)
@@ -1005,7 +1044,7 @@ def _assemble(
     if spare > 0 and full != head:
         longer = _fit(full.removeprefix(head), min(target // 4, spare), counter)
         narrative = told + longer if longer.strip() else told
-    return _within_target(request, head, narrative, users, rest, left_out)
+    return _within_target(request, head, narrative, users, rest, left_out, block.routine_left_out)
 
 
 def _within_target(
@@ -1015,13 +1054,14 @@ def _within_target(
     users: list[_Entry],
     rest: list[_Entry],
     left_out: list[_Entry],
+    routine_left_out: list[_Entry],
 ) -> SummaryContent:
     """Stage 7: lines were counted apart and tokens can merge across line breaks, so the
     whole is checked: over the target, the narrative gives way to its first sentence and the
     notice, then the others go, then the oldest of the user's (each counted in the notice,
     which is never cut while anything else is left)."""
     counter, target = request.counter, request.target_tokens
-    content = _content(narrative, [*users, *rest], left_out)
+    content = _content(narrative, [*users, *rest], left_out, routine_left_out)
     while content.tokens(counter) > target:
         told = head.removesuffix(".") + _notice(left_out) + "."
         if len(narrative) > len(told):
@@ -1031,18 +1071,21 @@ def _within_target(
         elif users:
             oldest = min(users, key=lambda e: (-e.rank, e.newest))
             users.remove(oldest)
-            left_out.append(oldest)
+            if oldest.rank <= Tier.PLAIN or oldest.stated:
+                left_out.append(oldest)
+            else:
+                routine_left_out.append(oldest)
             narrative = head.removesuffix(".") + _notice(left_out) + "."
         else:
             # A target too small for the notice itself (a few tokens): the count alone, and
             # past that as much of it as fits.
             count = f"{len(left_out)} user statement(s) left out for room." if left_out else ""
             narrative = count if len(narrative) > len(count) else _fit(narrative, target, counter)
-            content = _content(narrative, [], left_out)
+            content = _content(narrative, [], left_out, routine_left_out)
             if content.tokens(counter) <= target or not narrative:
                 break
             narrative = _fit(narrative, target, counter)
-        content = _content(narrative, [*users, *rest], left_out)
+        content = _content(narrative, [*users, *rest], left_out, routine_left_out)
     return content
 
 
@@ -1084,13 +1127,13 @@ def user_block(request: SummaryRequest, limit: int) -> UserBlock:
     candidates = _unique([*old_users, *new_users])
     statements = _supersede(_routines(candidates))
     current = {_normalise(entry.item.text) for entry in statements}
-    kept, left_out = _fill_user_block(statements, limit, _Room(request.counter))
+    block = _fill_user_block(statements, limit, _Room(request.counter))
 
     def replaced(key: str) -> bool:
         # A bare correction stays, told with what it revised: "… instead (was: …)".
         return key not in current and not any(c.startswith(f"{key} was ") for c in current)
 
     return UserBlock(
-        content=_content("", kept, left_out),
+        content=_content("", block.kept, block.left_out, block.routine_left_out),
         revised=tuple(e.item for e in candidates if replaced(_normalise(e.item.text))),
     )

@@ -968,13 +968,22 @@ def _audit_values(
 
 
 def _left_out_telemetry(decision: Decision) -> dict[str, Any]:
-    """The user's statements the summary made by this assembly left out for room: counted
-    and listed by message id (they stay in the history, and recall can bring them back)."""
+    """What of the user's words the summary made by this assembly left out: the statements
+    (for room, as its notice says) and the routine lines (requests said again and again, or
+    that the previous summary held), each counted and listed by message id (they stay in the
+    history, and recall can bring them back)."""
     made = decision.new_summary
-    if made is None or not made.content.left_out:
+    if made is None:
         return {}
-    ids = sorted({i for item in made.content.left_out for i in item.source_message_ids})
-    return {"summary_left_out": {"statements": len(made.content.left_out), "message_ids": ids}}
+    telemetry: dict[str, Any] = {}
+    for key, count_name, items in (
+        ("summary_left_out", "statements", made.content.left_out),
+        ("summary_routine_left_out", "lines", made.content.routine_left_out),
+    ):
+        if items:
+            ids = sorted({i for item in items for i in item.source_message_ids})
+            telemetry[key] = {count_name: len(items), "message_ids": ids}
+    return telemetry
 
 
 def _in_format(

@@ -231,3 +231,119 @@ async def test_a_correction_marked_by_now_in_another_language_replaces_what_it_r
         assert any(new in line for line in lines), new
         # The old value is only ever named beside the new one, as history.
         assert all(new in line for line in lines if old in line), old
+
+
+async def test_a_fact_said_word_for_word_again_and_again_stays_in_the_summary(
+    client: httpx.AsyncClient,
+) -> None:
+    # An agent that sends the user's standing facts anew every few turns: the same words
+    # three times are one fact, not a routine to give way to the facts said once around it
+    # (which fill more than half of the block, and less than all of it).
+    allergy = "I am allergic to penicillin."
+    names = (
+        "Joana Piotr Aiko Bruno Chen Dara Emil Fatma Goran Hana Ivo Jude Kofi Lena "
+        "Mateo Nadia Omar Pilar Quinn Rosa Sven Tomas Uma Vera Wim Xena Yusuf Zoe"
+    )
+    colleagues = [
+        f"My colleague {name} handles the {account} account from our {city} office."
+        for name, (account, city) in zip(
+            names.split(),
+            [
+                (account, city)
+                for account in ("Acme", "Globex", "Initech", "Umbrella")
+                for city in ("Lisbon", "Gdansk", "Osaka", "Porto", "Taipei", "Cork", "Aarhus")
+            ],
+            strict=True,
+        )
+    ]
+    said = {1: allergy, 5: allergy, 9: allergy}
+    turns = iter(n for n in range(1, 40) if n not in said)
+    said.update({next(turns): colleague for colleague in colleagues})
+    prompt = await _session(client, said, turns=max(said) + 6)
+    text = _summary_text(prompt)
+    assert allergy in text
+    assert all(colleague in text for colleague in colleagues)
+    rows = await audit_rows(client, prompt["id"])
+    assert not any("summary_left_out" in (r["block_telemetry"] or {}) for r in rows)
+
+
+async def test_a_routine_that_leaves_the_block_is_audited_with_its_message_ids(
+    client: httpx.AsyncClient,
+) -> None:
+    # The clinic's report, each naming another patient: judged alone each would be a
+    # statement; said again and again it is routine, leaves the block uncounted in the
+    # summary's notice, and the audit row still lists the messages that left.
+    patients = [
+        f"{first} {last}"
+        for first in ("Tereza", "Bruno", "Wanjiru", "Rahim", "Céline", "Yuki", "Priyanka")
+        for last in ("Horáková", "Tavares", "Kamau", "Chowdhury", "Marchand", "Tanabe", "Sen")
+    ]
+    reports = {
+        n: f"cancel {patients[n]}'s {7 + n % 11}:{15 + n % 40}, she's sick" for n in range(2, 48)
+    }
+    said = {1: "Our accountant is Rui Vasconcelos, invoices go to him at the end of the month."}
+    prompt = await _session(client, {**reports, **said}, turns=48)
+    summary = _summary_text(prompt)
+    assert said[1] in summary
+    assert "user statement(s) left out" not in summary
+    rows = await audit_rows(client, prompt["id"])
+    routine = [
+        r["block_telemetry"]["summary_routine_left_out"]
+        for r in rows
+        if "summary_routine_left_out" in (r["block_telemetry"] or {})
+    ]
+    assert routine, "no routine line was audited as leaving"
+    assert all(entry["lines"] >= 1 and entry["message_ids"] for entry in routine)
+    left_ids = {i for entry in routine for i in entry["message_ids"]}
+    stored = {m["id"]: m for m in await stored_messages(client, prompt["id"])}
+    assert left_ids <= set(stored)
+    assert all(stored[i]["role"] == "user" for i in left_ids)
+    assert not any(stored[i]["content"] == said[1] for i in left_ids)
+    # Every report the last prompt no longer holds is one an audit row listed as leaving.
+    text = text_of(prompt["messages"])
+    gone = {i for i, m in stored.items() if m["content"] in reports.values()} - {
+        i for i, m in stored.items() if m["role"] == "user" and m["content"] in text
+    }
+    assert gone, "every report is still in the prompt"
+    assert gone <= left_ids
+
+
+async def test_scratch_and_the_names_of_a_paper_or_a_cafe_mark_no_correction(
+    client: httpx.AsyncClient,
+) -> None:
+    # Ordinary English: none of the later sentences revises the earlier one beside it.
+    said = {
+        1: "My kitchen table is oak.",
+        2: "Our London office opens at 8.",
+        3: "We meet at the Lighthouse cafe on Mondays.",
+        4: "The Lisbon office has 40 desks.",
+        11: "My kitchen table has a scratch.",
+        12: "Our Berlin office subscribes to the NYT.",
+        13: "We meet at the Agora cafe on Fridays.",
+        14: "The Porto office has 25 desks, and the NYT wrote about it.",
+        15: "I bake bread from scratch every Sunday.",
+    }
+    prompt = await _session(client, said, turns=30)
+    text = _summary_text(prompt)
+    for statement in said.values():
+        assert statement in text, statement
+
+
+async def test_scratch_the_slot_and_agora_in_portuguese_still_correct(
+    client: httpx.AsyncClient,
+) -> None:
+    prompt = await _session(
+        client,
+        {
+            1: "the dentist is on Thursday at 3pm",
+            2: "O contabilista é o Rui Lopes, em Braga.",
+            11: "scratch the 3pm, the dentist is on Thursday at 5pm",
+            12: "o contabilista agora é a Inês Faria",
+        },
+        turns=30,
+    )
+    lines = text_of(prompt["messages"]).splitlines()
+    for old, new in (("3pm", "5pm"), ("Rui Lopes", "Inês Faria")):
+        assert any(new in line for line in lines), new
+        # The old value is only ever named beside the new one, as history.
+        assert all(new in line for line in lines if old in line), old

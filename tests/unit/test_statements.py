@@ -363,3 +363,40 @@ def test_a_value_that_says_which_one_is_another_thing_not_a_new_value(
 ) -> None:
     # Beside a word of the subject, the value names which seat or office: both stand.
     assert supersedes(later, earlier) == 0
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I bake bread from scratch every Sunday.",
+        "My son has a scratch on his arm.",
+        "Our cats scratch the sofa all the time.",
+        "I need to scratch that off my list.",
+        "Scratch-resistant glass costs more.",
+        "My office subscribes to the NYT.",
+        "We read the nyt at breakfast.",
+        "We meet at the Agora cafe on Fridays.",
+    ],
+)
+def test_scratch_a_paper_and_a_cafe_in_ordinary_english_mark_no_correction(sentence: str) -> None:
+    assert not is_correction(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "scratch that, the offsite is in Porto",
+        "scratch what I said earlier, standup is at ten fifteen",
+        "scratch the 3pm, make it 4",
+        "ok scratch the 3pm",
+        "no, scratch Tuesday",
+        "scratch tunde@zoho.example. bia.m.santos@proton.example",
+        "o contabilista agora é o Rui Lopes",
+        "Agora o contabilista é o Rui Lopes",
+        "Osoite on nyt Mannerheimintie 5",
+    ],
+)
+def test_scratch_opening_a_clause_and_now_in_finnish_or_portuguese_mark_a_correction(
+    sentence: str,
+) -> None:
+    assert is_correction(sentence)
