@@ -132,3 +132,24 @@ async def test_a_turn_start_that_takes_a_fold_made_between_turns_costs_five_roun
     assert row["block_telemetry"]["summary_made"]["when"] == "between_turns"
     listed = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"]
     assert [s["id"] for s in listed] == [row["summary_id"]]
+
+
+async def test_two_tenants_sessions_of_the_same_id_each_take_their_own_fold(
+    apps: RunningApp,
+) -> None:
+    app, _ = await apps.start()
+    tenants = [apps.client(app, await apps.key(name, "agent", "ops")) for name in ("acme", "bolt")]
+    for client in tenants:
+        await create_session(client, id="support-chat", model="gpt-4o")
+    # Both complete the turn before the count, one after the other: each prepares a fold.
+    for index, client in enumerate(tenants):
+        await _talk(client, 8, session_id="support-chat", first=index * 100)
+
+    for index, client in enumerate(tenants):
+        prompt = await start_turn(client, "support-chat", "And which gate for the connection?")
+        assert prompt["actions"]["summary_reason"] == "turn_count"
+        row = (await audit_rows(client, "support-chat"))[-1]
+        assert row["block_telemetry"]["summary_made"]["when"] == "between_turns"
+        listed = (await client.get("/v1/sessions/support-chat/summaries")).json()["summaries"]
+        assert f"seat is {index * 100}C" in listed[0]["rendered"]
+
