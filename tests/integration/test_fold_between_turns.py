@@ -153,3 +153,23 @@ async def test_two_tenants_sessions_of_the_same_id_each_take_their_own_fold(
         listed = (await client.get("/v1/sessions/support-chat/summaries")).json()["summaries"]
         assert f"seat is {index * 100}C" in listed[0]["rendered"]
 
+
+async def test_deleting_a_session_drops_the_fold_made_for_it(apps: RunningApp) -> None:
+    app, client = await apps.start()
+    folds = app.state.runtime.folds_ahead
+    sid = await _talk(client, 8)
+    assert folds.holds("default", sid)
+    assert folds.chars_held > 0
+
+    assert (await client.delete(f"/v1/sessions/{sid}")).status_code == 204
+
+    assert not folds.holds("default", sid)
+    assert folds.chars_held == 0
+    # A session made again under the id starts from nothing: its ninth turn folds its own.
+    await create_session(client, id=sid, model="gpt-4o")
+    await _talk(client, 8, session_id=sid, first=50)
+    await start_turn(client, sid, "And which gate for the connection?")
+    listed = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"]
+    assert "seat is 50C" in listed[0]["rendered"]
+    assert "seat is 0C" not in listed[0]["rendered"]
+
