@@ -620,7 +620,9 @@ class TurnService:
             decision = await off_the_loop(lambda: decide(plan, outcome))
         else:
             decision = decide(plan, outcome)
-        return plan, decision, made if decision.new_summary is not None else None
+        # A rejected prompt stores no summary: its audit row claims none was made.
+        shows_made = decision.accepted and decision.new_summary is not None
+        return plan, decision, made if shows_made else None
 
     def _fold_key(self, snapshot: Snapshot, sources: Sequence[Any], target_tokens: int) -> FoldKey:
         latest = snapshot.latest_summary

@@ -173,3 +173,24 @@ async def test_deleting_a_session_drops_the_fold_made_for_it(apps: RunningApp) -
     assert "seat is 50C" in listed[0]["rendered"]
     assert "seat is 0C" not in listed[0]["rendered"]
 
+
+async def test_a_rejected_turn_start_records_no_summary_made(apps: RunningApp) -> None:
+    _, client = await apps.start()
+    sid = (await create_session(client, model="gpt-4o", context_limit=8192))["id"]
+    await _talk(client, 8, session_id=sid)
+    # The fold is due on this turn start, but its message alone is over the budget.
+    words = " ".join(f"w{n}" for n in range(8000))
+
+    refused = await start_turn(client, sid, words, expect=422)
+
+    assert refused["error"]["code"] == "context_budget_exceeded"
+    row = (await audit_rows(client, sid))[-1]
+    assert row["overflow_rejected"]
+    assert row["summary_id"] is None
+    assert "summary_made" not in row["block_telemetry"]
+    assert (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"] == []
+    # Nothing is lost: the next turn start folds, and says where.
+    await start_turn(client, sid, "And which gate for the connection?")
+    row = (await audit_rows(client, sid))[-1]
+    assert row["summary_reason"] == "turn_count"
+    assert row["block_telemetry"]["summary_made"]["when"] == "in_turn"
