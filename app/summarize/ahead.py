@@ -167,6 +167,10 @@ class FoldsAhead:
         """Characters of text the folds hold (the bound is ``max_chars``)."""
         return self._chars
 
+    def would_keep(self, work: SummaryWork) -> bool:
+        """Whether a fold of ``work`` is made ahead (its messages are not too much text)."""
+        return _source_chars(work) <= self.max_fold_chars
+
     def prepare(
         self,
         key: FoldKey,
@@ -178,9 +182,9 @@ class FoldsAhead:
         """Remember the fold the session's next turn start will ask for (not started yet:
         the turn that prepares it is still running). A fold of too much text is not kept."""
         self._discard(key.session)
-        chars = _source_chars(work)
-        if chars > self.max_fold_chars:
+        if not self.would_keep(work):
             return
+        chars = _source_chars(work)
         self._folds[key.session] = _Fold(key, work, counter, ready, chars)
         self._chars += chars
         while len(self._folds) > self.max_sessions or self._chars > self.max_chars:

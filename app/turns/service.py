@@ -644,6 +644,9 @@ class TurnService:
             # Not due after all (or no longer, or only later): what was made is of no use.
             self.folds_ahead.drop(self.tenant_id, snapshot.session_id)
             return None
+        # The key digests the messages' text: worked out only when a fold is held.
+        if not self.folds_ahead.holds(self.tenant_id, snapshot.session_id):
+            return None
         return await self.folds_ahead.take(
             self._fold_key(snapshot, work.sources, work.target_tokens)
         )
@@ -654,6 +657,10 @@ class TurnService:
         assert self.folds_ahead is not None
         work = next_turn_fold(plan, decision)
         if work is None:
+            return
+        if not self.folds_ahead.would_keep(work):
+            # Too much text to hold between turns: that turn start folds itself.
+            self.folds_ahead.drop(self.tenant_id, plan.snapshot.session_id)
             return
         snapshot = plan.snapshot
         # The blocks as the next turn start shapes them around the new summary, counted by
