@@ -48,6 +48,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "cache-breakpoints": Benchmark("bench.cache_breakpoints", "Anthropic breakpoints' coverage", "Prompt caching: Anthropic breakpoints"),
     "fold-cost": Benchmark("bench.fold_cost", "one extractive fold's CPU, remembering and re-reading"),
     "fold-turn": Benchmark("bench.fold_turn", "the turn-count fold turn start, folded between turns or inline"),
+    "folds-ahead-load": Benchmark("bench.folds_ahead_load", "folds between turns under load: a request's wait, memory held"),
     "step-cpu": Benchmark("bench.step_cpu", "a 128-call step's CPU as the open turn grows"),
     "schema-cost": Benchmark("bench.schema_cost", "Postgres CPU per turn and per step, by part of the schema"),
     "turn-cost": Benchmark("bench.turn_cost", "a turn at 10 and at 10,000 stored messages, in-process", "Turn cost"),

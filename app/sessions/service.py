@@ -76,6 +76,7 @@ class SessionService:
         self.settings = runtime.settings
         self.tokenizers = runtime.tokenizers
         self.calibration = runtime.calibration(db)
+        self.folds_ahead = runtime.folds_ahead
 
     async def create(self, request: SessionCreate) -> SessionOut:
         """Create a session; 409 when the tenant already has one with the chosen id, 422 when
@@ -176,6 +177,9 @@ class SessionService:
         await self.sessions.delete(record)
         await self.db.flush()
         await SearchRepository(self.db, tenant_id=record.tenant_id).forget_erased()
+        # A fold made ahead holds the erased text: it goes too (this worker's; another
+        # worker's is never taken, its messages being gone, and gives way to newer ones).
+        self.folds_ahead.drop(record.tenant_id, session_id)
 
     async def _out(self, record: SessionRecord) -> SessionOut:
         resolved = await self.calibration.apply(

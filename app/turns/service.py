@@ -126,6 +126,7 @@ class TurnService:
 
     def __init__(self, db: AsyncSession, *, tenant_id: str, runtime: Runtime) -> None:
         self.db = db
+        self.tenant_id = tenant_id
         self.runtime = runtime
         self.settings = runtime.settings
         self.metrics = runtime.metrics
@@ -163,7 +164,8 @@ class TurnService:
             session_id,
             new_messages=1,
             # A fold made between turns is likely taken in: its summary goes in the batch.
-            new_summary=self.folds_ahead is not None and self.folds_ahead.holds(session_id),
+            new_summary=self.folds_ahead is not None
+            and self.folds_ahead.holds(self.tenant_id, session_id),
         )
         if state.open_turn is not None:
             raise ConflictError(
@@ -300,7 +302,7 @@ class TurnService:
         await batch.send(await self.db.connection())
         if self.folds_ahead is not None:
             # The turn is over: the next turn start's fold, if it was prepared, is made now.
-            self.folds_ahead.start(session_id)
+            self.folds_ahead.start(self.tenant_id, session_id)
         return TurnOut(
             id=turn.id,
             session_id=session_id,
@@ -618,14 +620,17 @@ class TurnService:
             decision = await off_the_loop(lambda: decide(plan, outcome))
         else:
             decision = decide(plan, outcome)
-        return plan, decision, made if decision.new_summary is not None else None
+        # A rejected prompt stores no summary: its audit row claims none was made.
+        shows_made = decision.accepted and decision.new_summary is not None
+        return plan, decision, made if shows_made else None
 
     def _fold_key(self, snapshot: Snapshot, sources: Sequence[Any], target_tokens: int) -> FoldKey:
         latest = snapshot.latest_summary
-        return FoldKey(
+        return FoldKey.of(
+            tenant_id=self.tenant_id,
             session_id=snapshot.session_id,
             previous_id=latest.id if latest is not None else None,
-            sources=tuple(sources),
+            sources=sources,
             target_tokens=target_tokens,
             counter=snapshot.counter.name,
         )
@@ -637,7 +642,10 @@ class TurnService:
             return None
         if work is None:
             # Not due after all (or no longer, or only later): what was made is of no use.
-            self.folds_ahead.drop(snapshot.session_id)
+            self.folds_ahead.drop(self.tenant_id, snapshot.session_id)
+            return None
+        # The key digests the messages' text: worked out only when a fold is held.
+        if not self.folds_ahead.holds(self.tenant_id, snapshot.session_id):
             return None
         return await self.folds_ahead.take(
             self._fold_key(snapshot, work.sources, work.target_tokens)
@@ -649,6 +657,10 @@ class TurnService:
         assert self.folds_ahead is not None
         work = next_turn_fold(plan, decision)
         if work is None:
+            return
+        if not self.folds_ahead.would_keep(work):
+            # Too much text to hold between turns: that turn start folds itself.
+            self.folds_ahead.drop(self.tenant_id, plan.snapshot.session_id)
             return
         snapshot = plan.snapshot
         # The blocks as the next turn start shapes them around the new summary, counted by

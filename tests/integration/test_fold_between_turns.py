@@ -132,3 +132,65 @@ async def test_a_turn_start_that_takes_a_fold_made_between_turns_costs_five_roun
     assert row["block_telemetry"]["summary_made"]["when"] == "between_turns"
     listed = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"]
     assert [s["id"] for s in listed] == [row["summary_id"]]
+
+
+async def test_two_tenants_sessions_of_the_same_id_each_take_their_own_fold(
+    apps: RunningApp,
+) -> None:
+    app, _ = await apps.start()
+    tenants = [apps.client(app, await apps.key(name, "agent", "ops")) for name in ("acme", "bolt")]
+    for client in tenants:
+        await create_session(client, id="support-chat", model="gpt-4o")
+    # Both complete the turn before the count, one after the other: each prepares a fold.
+    for index, client in enumerate(tenants):
+        await _talk(client, 8, session_id="support-chat", first=index * 100)
+
+    for index, client in enumerate(tenants):
+        prompt = await start_turn(client, "support-chat", "And which gate for the connection?")
+        assert prompt["actions"]["summary_reason"] == "turn_count"
+        row = (await audit_rows(client, "support-chat"))[-1]
+        assert row["block_telemetry"]["summary_made"]["when"] == "between_turns"
+        listed = (await client.get("/v1/sessions/support-chat/summaries")).json()["summaries"]
+        assert f"seat is {index * 100}C" in listed[0]["rendered"]
+
+
+async def test_deleting_a_session_drops_the_fold_made_for_it(apps: RunningApp) -> None:
+    app, client = await apps.start()
+    folds = app.state.runtime.folds_ahead
+    sid = await _talk(client, 8)
+    assert folds.holds("default", sid)
+    assert folds.chars_held > 0
+
+    assert (await client.delete(f"/v1/sessions/{sid}")).status_code == 204
+
+    assert not folds.holds("default", sid)
+    assert folds.chars_held == 0
+    # A session made again under the id starts from nothing: its ninth turn folds its own.
+    await create_session(client, id=sid, model="gpt-4o")
+    await _talk(client, 8, session_id=sid, first=50)
+    await start_turn(client, sid, "And which gate for the connection?")
+    listed = (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"]
+    assert "seat is 50C" in listed[0]["rendered"]
+    assert "seat is 0C" not in listed[0]["rendered"]
+
+
+async def test_a_rejected_turn_start_records_no_summary_made(apps: RunningApp) -> None:
+    _, client = await apps.start()
+    sid = (await create_session(client, model="gpt-4o", context_limit=8192))["id"]
+    await _talk(client, 8, session_id=sid)
+    # The fold is due on this turn start, but its message alone is over the budget.
+    words = " ".join(f"w{n}" for n in range(8000))
+
+    refused = await start_turn(client, sid, words, expect=422)
+
+    assert refused["error"]["code"] == "context_budget_exceeded"
+    row = (await audit_rows(client, sid))[-1]
+    assert row["overflow_rejected"]
+    assert row["summary_id"] is None
+    assert "summary_made" not in row["block_telemetry"]
+    assert (await client.get(f"/v1/sessions/{sid}/summaries")).json()["summaries"] == []
+    # Nothing is lost: the next turn start folds, and says where.
+    await start_turn(client, sid, "And which gate for the connection?")
+    row = (await audit_rows(client, sid))[-1]
+    assert row["summary_reason"] == "turn_count"
+    assert row["block_telemetry"]["summary_made"]["when"] == "in_turn"
