@@ -18,6 +18,8 @@ which seq each result is stored whole.
   every later prompt (the fingerprint keeps the range as ``d:<first>-<last>``), completed
   turns' too.
 - **The latest step never folds**, nor the user's message.
+- **A fold frees room or is not made**: steps already short (a bare call, a result set
+  aside) can cost less than their note's lines.
 - **The note has a bound** (an eighth of the input budget): past it, its oldest lines collapse into
   one line that counts the calls per tool and names the range of seqs.
 """
