@@ -17,8 +17,9 @@ succeeds:
 
 Whatever the plan does not cover goes to FastAPI's own handler, built as usual: a body that
 does not parse, is not sent as JSON or is empty (so those errors are worded by FastAPI as
-before), a route whose dependencies use what the plan does not support, and an app with
-dependency overrides. Validation errors are FastAPI's own error dicts, in FastAPI's order
+before), a route whose dependencies use what the plan does not support, an app with
+dependency overrides, and every route when the installed FastAPI lacks one of the private
+helpers the plan calls. Validation errors are FastAPI's own error dicts, in FastAPI's order
 (path, header, body), raised after the dependencies, as FastAPI raises them.
 """
 
@@ -30,19 +31,34 @@ from typing import Any, Literal
 
 import orjson
 from fastapi import Request, Response, params
-from fastapi._compat import Undefined
-from fastapi._compat.shared import field_annotation_is_sequence
-from fastapi.dependencies.models import Dependant, _is_async_gen_callable, _is_coroutine_callable
-from fastapi.dependencies.utils import (
-    _get_param_aliases,
-    _get_param_model,
-    _is_json_field,
-    _solve_generator,
-    _validate_value_with_model_field,
-)
 from fastapi.exceptions import RequestValidationError
-from fastapi.routing import APIRoute, _effective_route_context_var, serialize_response
+from fastapi.routing import APIRoute, serialize_response
 from pydantic import BaseModel
+
+# The plan reads FastAPI's private helpers (pyproject has no upper bound on fastapi): a
+# release that renames or moves one leaves every route on FastAPI's own handler, which
+# serves the same contract, instead of failing at import.
+try:
+    from fastapi._compat import Undefined
+    from fastapi._compat.shared import field_annotation_is_sequence
+    from fastapi.dependencies.models import (
+        Dependant,
+        _is_async_gen_callable,
+        _is_coroutine_callable,
+    )
+    from fastapi.dependencies.utils import (
+        _get_param_aliases,
+        _get_param_model,
+        _is_json_field,
+        _solve_generator,
+        _validate_value_with_model_field,
+    )
+    from fastapi.routing import _effective_route_context_var
+except ImportError:
+    #: Whether this FastAPI has every private name the lean handler uses.
+    LEAN_HANDLER_AVAILABLE = False
+else:
+    LEAN_HANDLER_AVAILABLE = True
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
@@ -221,6 +237,8 @@ class LeanRoute(APIRoute):
 
     def get_route_handler(self) -> Handler:
         framework = super().get_route_handler()
+        if not LEAN_HANDLER_AVAILABLE:
+            return framework
         # Built once per inclusion of the router: the inclusion's view of the route (its
         # path, dependencies and responses as the app serves them) is in this context.
         effective = _effective_route_context_var.get()

@@ -20,7 +20,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -67,7 +66,7 @@ from app.main import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from app.summarize import Summarizer  # noqa: E402
 from app.tokens.registry import TokenizerRegistry  # noqa: E402
-from tests.databases import PostgresDatabases  # noqa: E402
+from tests.databases import PostgresDatabases, execute_admin  # noqa: E402
 
 POSTGRES_URL_ENV = "CONTEXTD_TEST_POSTGRES_URL"
 #: Where a Postgres server usually answers on a developer's machine (trust auth).
@@ -107,11 +106,7 @@ def _admin_dsn(server_url: str) -> str:
 
 
 async def _admin(server_url: str, statement: str) -> None:
-    connection = await asyncpg.connect(_admin_dsn(server_url))
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
+    await execute_admin(_admin_dsn(server_url), statement)
 
 
 def _answers(url: str) -> str | None:
@@ -326,10 +321,11 @@ def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
         yield f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
         return
     server = request.getfixturevalue("postgres_server_url")
-    databases: PostgresDatabases = request.getfixturevalue("postgres_databases")
     name = f"contextd_empty_{uuid.uuid4().hex[:12]}"
     run_in_thread(_admin(server, f'CREATE DATABASE "{name}"'))
     try:
         yield _database_url(server, name)
     finally:
-        databases.drop_later(name)
+        # Through the admin connection: the copies' machinery would build and migrate a
+        # template only to drop a database that never had a schema.
+        run_in_thread(_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

@@ -18,6 +18,8 @@ which seq each result is stored whole.
   every later prompt (the fingerprint keeps the range as ``d:<first>-<last>``), completed
   turns' too.
 - **The latest step never folds**, nor the user's message.
+- **A fold frees room or is not made**: steps already short (a bare call, a result set
+  aside) can cost less than their note's lines.
 - **The note has a bound** (an eighth of the input budget): past it, its oldest lines collapse into
   one line that counts the calls per tool and names the range of seqs.
 """
@@ -135,7 +137,8 @@ def fold_older_steps(
     # square of the turn's steps; the count is estimated from the steps' own tokens and
     # their notes' lines, then checked, and moved one step at a time until it is the first
     # that fits.
-    count = _estimated_count(candidates, folded, target, note_bound, shown, counter, lines)
+    unfolded = folded
+    count = _estimated_count(candidates, unfolded, target, note_bound, shown, counter, lines)
     folded = fold_first(count)
     if fits(folded):
         while count > 1:
@@ -143,12 +146,17 @@ def fold_older_steps(
             if not fits(fewer):
                 break
             count, folded = count - 1, fewer
-        return folded
-    while count < len(candidates):
-        count += 1
-        folded = fold_first(count)
-        if fits(folded):
-            break
+    else:
+        while count < len(candidates):
+            count += 1
+            folded = fold_first(count)
+            if fits(folded):
+                break
+    # Steps whose calls and results are already short (results set aside, tiny arguments)
+    # can cost less than their note's lines: a fold that does not make the history smaller
+    # would only rewrite the prompt and could turn a prompt that fits into a rejected one.
+    if sum(m.tokens for m in folded.history) >= sum(m.tokens for m in unfolded.history):
+        return unfolded
     return folded
 
 

@@ -3,12 +3,19 @@ OpenAPI document first."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, NoReturn
 
+import fastapi.dependencies.utils
 import httpx
+import pytest
 
+from app import edge
 from tests.conftest import RunningApp
 from tests.support import create_session
 
@@ -226,3 +233,53 @@ async def test_bad_path_and_header_parameters_are_refused_as_fastapi_refuses_the
         for answer in (lean, framework):
             answer[1]["error"].pop("request_id", None)
         assert lean == framework, path
+
+
+@pytest.fixture
+def fastapi_without_a_private_helper() -> Iterator[None]:
+    """app.edge imported against a FastAPI that has renamed one of the private helpers the
+    lean plan calls (as a release may: pyproject sets no upper bound), then restored."""
+    renamed = ModuleType(fastapi.dependencies.utils.__name__)
+    renamed.__dict__.update(vars(fastapi.dependencies.utils))
+    del renamed._solve_generator
+    with pytest.MonkeyPatch.context() as patch:
+        # Only imports made from now on see the module without it: FastAPI's own code keeps
+        # the functions it imported.
+        patch.setitem(sys.modules, renamed.__name__, renamed)
+        importlib.reload(edge)
+        patch.setattr(edge, "_lean_handler", _lean_handler_never_built)
+        yield
+    importlib.reload(edge)
+
+
+def _lean_handler_never_built(*_: object) -> NoReturn:
+    raise AssertionError("the lean handler was built without the helpers it calls")
+
+
+@pytest.mark.usefixtures("fastapi_without_a_private_helper")
+async def test_without_fastapis_private_helpers_the_turn_routes_answer_through_fastapi(
+    apps: RunningApp,
+) -> None:
+    _, client = await apps.start()
+    session = await create_session(client)
+
+    started = await client.post(
+        f"/v1/sessions/{session['id']}/turns", json={"message": {"content": "Find a flight."}}
+    )
+    step = await client.post(
+        f"/v1/sessions/{session['id']}/turns/{started.json()['turn_id']}/steps",
+        json=step_body(1),
+    )
+    refused = await client.post(
+        f"/v1/sessions/{session['id']}/turns",
+        json={"message": {"content": 5}},
+        headers={"Idempotency-Key": "a key with spaces"},
+    )
+
+    assert edge.LEAN_HANDLER_AVAILABLE is False
+    assert started.status_code == 201
+    assert step.status_code == 200
+    assert refused.status_code == 422
+    assert refused.json()["error"]["code"] == "invalid_request"
+    locations = [e["location"] for e in refused.json()["error"]["details"]["errors"]]
+    assert locations[0] == "header.Idempotency-Key"

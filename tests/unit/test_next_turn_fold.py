@@ -16,7 +16,7 @@ from tests.unit.test_decision_properties import PROPERTY_SETTINGS, after, draw_c
 def test_the_fold_prepared_for_the_next_turn_start_is_the_one_it_asks_for(
     data: st.DataObject,
 ) -> None:
-    case = draw_case(data)
+    case = draw_case(data.draw)
     snapshot = case.snapshot
     plan = plan_assembly(snapshot)
     decision = run(snapshot, data, "first")
