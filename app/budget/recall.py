@@ -96,7 +96,9 @@ class Recalled:
         )
 
 
-_RECALLED = re.compile(r"(\d+)(?:p(\d+))?(?:w(\d+))?(?:k(\d+))?")
+# Nine digits at most: more names no message, passage or character (and a stored entry is
+# not trusted with ``int`` of thousands of digits, which Python refuses).
+_RECALLED = re.compile(r"(\d{1,9})(?:p(\d{1,9}))?(?:w(\d{1,9}))?(?:k(\d{1,9}))?")
 
 
 @dataclass(frozen=True)

@@ -201,6 +201,11 @@ def test_a_block_shows_a_few_tool_results_at_most() -> None:
     assert len(block.message_ids) == MAX_TOOL_RESULTS + 1
 
 
+@pytest.mark.parametrize("entry", ["9w" + "9" * 5000, "9" * 5000, "9p1k" + "1" * 10])
+def test_a_fingerprint_entry_with_too_many_digits_shows_no_block_again(entry: str) -> None:
+    assert previous_recall(["s:0", f"c:0123456789abcdef:4,{entry}"]) is None
+
+
 def test_a_prompt_without_a_recall_block_has_none_to_show_again() -> None:
     assert previous_recall(["s:0", "q:1", "q:2"]) is None
     assert previous_recall(None) is None
