@@ -292,9 +292,9 @@ EXCERPT_WORD_CHARS = 200
 _EXCERPT_LEAD = EXCERPT_WORDS // 4
 #: What a recall block reads of a message at most: its first characters (the whole message
 #: is in the search index). Choosing a window reads no more, and the first matches of each
-#: word in them (a word said more often than that tells no place apart), so that it costs
-#: the same on a result of any length, a few milliseconds at most; a longer message, of any
-#: role, is shown by its window; a recalled message is held by no more (``held_text``).
+#: word in them (a word said more often than that tells no place apart), so that what it
+#: costs does not grow with the result's length; a longer message, of any role, is shown by
+#: its window; a recalled message is held by no more (``held_text``).
 EXCERPT_SCAN_CHARS = 50_000
 _MAX_PER_WORD = 12
 
