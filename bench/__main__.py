@@ -56,6 +56,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "tokenizers": Benchmark("bench.tokenizers", "open-weight proxies against real tokenizers", "Counting open-weight models"),
     "search": Benchmark("bench.search", "full-text search latency (Postgres)", "Search and recall"),
     "recall": Benchmark("bench.recall", "what recall brings back, and its cost", "Search and recall"),
+    "recall-scale": Benchmark("bench.recall_scale", "recall of a 5 and 20 MB tool result against a 50 kB one"),
     "llm-summaries": Benchmark("bench.llm_summaries", "LLM summaries: cost and facts kept", "LLM summaries"),
     "tool-images": Benchmark("bench.tool_images", "images in tool results", "Images in tool results"),
     "tracing-overhead": Benchmark("bench.tracing_overhead", "what tracing costs a turn", "Tracing"),

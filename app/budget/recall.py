@@ -9,8 +9,9 @@ prompt's prefix and the provider's cache still hits it. User and assistant text,
 tools returned, is recalled as quoted text inside the block, never as a message of its own
 role: a ``tool`` message must answer the ``tool_calls`` of the assistant message before it
 (OpenAI), a ``tool_result`` block must follow its ``tool_use`` in the message before
-(Anthropic), and a quoted result pairs with nothing. A long tool result is shown by the
-window of its words that says most of the question's (``excerpt_window``). The steps of
+(Anthropic), and a quoted result pairs with nothing. A long tool result, and any message
+longer than a block reads (``EXCERPT_SCAN_CHARS``), is shown by the window of its words
+that says most of the question's (``excerpt_window``). The steps of
 the turn show the same block, word for word: its fingerprint entry says how it showed each
 message, so any worker makes it again from the messages alone.
 
@@ -96,7 +97,9 @@ class Recalled:
         )
 
 
-_RECALLED = re.compile(r"(\d+)(?:p(\d+))?(?:w(\d+))?(?:k(\d+))?")
+# Nine digits at most: more names no message, passage or character (and a stored entry is
+# not trusted with ``int`` of thousands of digits, which Python refuses).
+_RECALLED = re.compile(r"(\d{1,9})(?:p(\d{1,9}))?(?:w(\d{1,9}))?(?:k(\d{1,9}))?")
 
 
 @dataclass(frozen=True)
@@ -160,8 +163,9 @@ def recall_block(
     phrases: Sequence[str] = (),
 ) -> RecallBlock | None:
     """The best ``hits`` (at most ``max_hits``) whose block fits ``room`` tokens, shown oldest
-    first; a long tool result by its window of words that holds most of the query's
-    ``terms`` and ``phrases`` (``excerpt_window``), ``MAX_TOOL_RESULTS`` of them at most;
+    first; a long tool result (or any message longer than ``EXCERPT_SCAN_CHARS``) by its
+    window of words that holds most of the query's ``terms`` and ``phrases``
+    (``excerpt_window``), ``MAX_TOOL_RESULTS`` tool results at most;
     a hit too long for what is left shows its excerpt instead, if it has one, or is cut to
     fit. None when nothing fits.
 
@@ -177,9 +181,9 @@ def recall_block(
         left = room - bound
         if len(chosen) == max_hits or left <= _MIN_KEPT:
             break  # a full block: the candidates left would each be counted in vain
-        if hit.role == "tool":
-            if tool_results == MAX_TOOL_RESULTS:
-                continue
+        if hit.role == "tool" and tool_results == MAX_TOOL_RESULTS:
+            continue
+        if hit.role == "tool" or len(hit.text) > EXCERPT_SCAN_CHARS:
             window = excerpt_window(hit.text, terms, phrases)
         else:
             window = None
@@ -234,17 +238,18 @@ def shown_again(
 def _text(hit: RecallHit, shown: Recalled) -> str:
     """What the block says of ``hit``, shown as ``shown`` says."""
     if shown.window is not None:
-        words = hit.text.split()
+        words, more = _scanned_words(hit.text)
         end = shown.window + EXCERPT_WORDS
         text = " ".join(
             [
                 *(["…"] if shown.window else []),
-                *words[shown.window : end],
-                *(["…"] if end < len(words) else []),
+                *(_shown_word(word) for word in words[shown.window : end]),
+                *(["…"] if more or end < len(words) else []),
             ]
         )
     elif shown.passage is None:
-        text = " ".join(hit.text.split())
+        # Never longer than this: a longer message is shown by its window (``recall_block``).
+        text = " ".join(hit.text[:EXCERPT_SCAN_CHARS].split())
     else:
         text = "… " + " ".join((hit.excerpt or "").split()) + " …"
     return text if shown.kept is None else text[: shown.kept] + " …"
@@ -279,24 +284,47 @@ MAX_TOOL_RESULTS = 5
 #: for the detail asked about and what surrounds it, where the whole result (a listing, a
 #: log, a JSON document) could take the block's room alone.
 EXCERPT_WORDS = 60
+#: The characters a window shows of one of its words at most (the rest marked cut): a
+#: "word" of a result with no white space (base64, minified JSON) can be megabytes long.
+#: Room for a long URL or path; a window's line is at most ``EXCERPT_WORDS`` of them.
+EXCERPT_WORD_CHARS = 200
 #: A window's words before its first match: what leads up to the detail.
 _EXCERPT_LEAD = EXCERPT_WORDS // 4
-#: What choosing a window reads of a long result at most: its first characters, and the
-#: first matches of each word in them (a word said more often than that tells no place
-#: apart), so that it costs about a millisecond on a result of any length (the whole
-#: result is in the search index).
+#: What a recall block reads of a message at most: its first characters (the whole message
+#: is in the search index). Choosing a window reads no more, and the first matches of each
+#: word in them (a word said more often than that tells no place apart), so that what it
+#: costs does not grow with the result's length; a longer message, of any role, is shown by
+#: its window; a recalled message is held by no more (``held_text``).
 EXCERPT_SCAN_CHARS = 50_000
 _MAX_PER_WORD = 12
+
+
+def held_text(text: str) -> str:
+    """What a recall hit holds of a message's ``text``: all that a block reads of it, and
+    one character more, which says that it goes on."""
+    return text[: EXCERPT_SCAN_CHARS + 1]
+
+
+def _scanned_words(text: str) -> tuple[list[str], bool]:
+    """The words (split at white space) of the first ``EXCERPT_SCAN_CHARS`` of ``text``, and
+    whether it goes on after them."""
+    return text[:EXCERPT_SCAN_CHARS].split(), len(text) > EXCERPT_SCAN_CHARS
+
+
+def _shown_word(word: str) -> str:
+    return word if len(word) <= EXCERPT_WORD_CHARS else word[:EXCERPT_WORD_CHARS] + "…"
 
 
 def excerpt_window(text: str, terms: Iterable[str], phrases: Iterable[str] = ()) -> int | None:
     """The first word of the ``EXCERPT_WORDS`` of ``text`` (split at white space) that hold
     most of the query's distinct ``terms`` and ``phrases`` (a phrase weighs two words; a
     word matches its plural and singular alike), starting a little before the first of
-    them; the earliest such window on a tie. None when ``text`` is no longer than a window
-    (shown whole), 0 when no word matches in its first ``EXCERPT_SCAN_CHARS`` (its start)."""
-    total = len(text.split())
-    if total <= EXCERPT_WORDS:
+    them; the earliest such window on a tie. Only the first ``EXCERPT_SCAN_CHARS`` of
+    ``text`` are read. None when ``text`` is no longer than a window (shown whole), 0 when
+    no word matches in what is read (its start)."""
+    words, more = _scanned_words(text)
+    total = len(words)
+    if total <= EXCERPT_WORDS and not more:
         return None
     wanted = {_singular(term): 1 for term in terms}
     wanted.update({phrase.lower(): 2 for phrase in phrases})
@@ -336,7 +364,7 @@ def excerpt_window(text: str, terms: Iterable[str], phrases: Iterable[str] = ())
             first += 1
         if score > best_score:
             best, best_score = start, score
-    return min(best, total - EXCERPT_WORDS)
+    return max(0, min(best, total - EXCERPT_WORDS))
 
 
 def _occurrences(text: str, what: str, *, plural: bool) -> Iterator[int]:
@@ -465,11 +493,18 @@ class Candidate:
     score: float
 
 
+#: What ``rank`` reads of a message (and of the question) at most: its first characters.
+#: The database ranked the whole text already; this tells a statement from a question and
+#: finds its details, which the start of a long message holds as well as its rest, at a
+#: bounded cost, remembered in a bounded entry (about 50 kB at most).
+RANK_CHARS = 2_000
+
+
 def rank(candidates: Iterable[Candidate], question: str) -> list[RecallHit]:
     """``candidates`` in the order the recall block takes them (see the module's docstring)."""
-    asked = detail_tokens(question)
-    words = frozenset(_WORDS.findall(question.lower()))
-    listed = [(candidate, _features(candidate.hit.text)) for candidate in candidates]
+    asked = detail_tokens(question[:RANK_CHARS])
+    words = frozenset(_WORDS.findall(question[:RANK_CHARS].lower()))
+    listed = [(candidate, _features(candidate.hit.text[:RANK_CHARS])) for candidate in candidates]
     # A detail many candidates hold (in a dialogue, the name each speaker calls the other)
     # tells none of them apart: it is no detail here.
     seen: Counter[str] = Counter()
@@ -509,6 +544,7 @@ def with_replies(ranked: Sequence[RecallHit], replies: Mapping[int, RecallHit]) 
 
 @lru_cache(maxsize=2048)
 def _features(text: str) -> tuple[frozenset[str], frozenset[str], bool]:
-    """What ``rank`` reads of a message: its details, its words, whether it asks. Stored
-    messages never change and the same ones are candidates turn after turn: remembered."""
+    """What ``rank`` reads of a message (its first ``RANK_CHARS``): its details, its words,
+    whether it asks. Stored messages never change and the same ones are candidates turn
+    after turn: remembered."""
     return detail_tokens(text), frozenset(_WORDS.findall(text.lower())), is_question(text)

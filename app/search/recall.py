@@ -22,9 +22,11 @@ from app.budget.recall import (
     DEFAULT_CEILING,
     DEFAULT_MAX_HITS,
     DEFAULT_SHARE,
+    EXCERPT_SCAN_CHARS,
     Candidate,
     RecallBlock,
     RecallHit,
+    held_text,
     is_question,
     previous_recall,
     rank,
@@ -103,7 +105,8 @@ class TurnRecall:
                 counter,
                 turn_seq=turn_seq,
                 left_before=left_before,
-                question=content_text(question),
+                # A block reads no more of a message, nor its search of the question.
+                question=content_text(question)[:EXCERPT_SCAN_CHARS],
                 max_hits=int(settings.get("max_hits", DEFAULT_MAX_HITS)),
                 room=room,
             )
@@ -277,7 +280,7 @@ class TurnRecall:
                     hit.message_id,
                     hit.seq,
                     hit.role,
-                    content_text(hit.content),
+                    held_text(content_text(hit.content)),
                     passage_of(hit.content, r.passage) if r.passage is not None else None,
                     r.passage,
                 )
@@ -300,7 +303,7 @@ def _recall_hit(hit: MessageHit, passage: str | None = None, index: int | None =
         hit.message_id,
         hit.seq,
         hit.role,
-        content_text(hit.content),
+        held_text(content_text(hit.content)),
         passage,
         index if passage is not None else None,
     )

@@ -478,6 +478,28 @@ async def test_a_step_shows_the_recalled_tool_result_as_its_turn_start_did(
     assert (await audit_rows(client, sid))[-1]["prefix_kept"] is True
 
 
+async def test_a_detail_of_a_tool_result_of_megabytes_comes_back_within_the_budget(
+    apps: RunningApp,
+) -> None:
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True}))["id"]
+    turn = await start_turn(client, sid, "List what runs on the cluster, please.")
+    rows = [f"service batch-{n} status idle queue depth {n % 50}" for n in range(42_000)]
+    huge = service_listing(6543) + "\n" + "\n".join(rows)  # 1.9 MB: about the most one takes
+    await post_step(client, sid, turn["turn_id"], ["call_ls"], [huge])
+    await complete_turn(client, sid, turn["turn_id"], "Forty-two thousand services are listed.")
+    await talk(client, sid, "Book dinner somewhere near the river.", "Remind me about tickets.")
+
+    prompt = await start_turn(client, sid, "Which port does the ledger database listen on?")
+
+    assert "service ledger-db status running listens on port 6543" in recalled_text(prompt)
+    budget = prompt["budget"]
+    assert budget["estimated_input_tokens"] <= budget["input_budget"]
+    assert independent_prompt_tokens(prompt["messages"], "gpt-4") <= budget["input_budget"]
+    step = await post_step(client, sid, prompt["turn_id"], ["call_2"], ["checked the runbook"])
+    assert recall_messages(step) == recall_messages(prompt)
+
+
 async def test_embeddings_that_tell_no_message_apart_change_nothing_words_found(
     apps: RunningApp,
 ) -> None:

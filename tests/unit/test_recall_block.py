@@ -3,6 +3,9 @@ and where in the prompt."""
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+
 import pytest
 
 from app.budget.assembly import chat_problems
@@ -17,6 +20,8 @@ from app.budget.decision import (
 )
 from app.budget.policy import Budget
 from app.budget.recall import (
+    EXCERPT_SCAN_CHARS,
+    EXCERPT_WORD_CHARS,
     EXCERPT_WORDS,
     MAX_TOOL_RESULTS,
     RECALL_BLOCK,
@@ -24,6 +29,7 @@ from app.budget.recall import (
     Candidate,
     RecallHit,
     excerpt_window,
+    held_text,
     previous_recall,
     rank,
     recall_block,
@@ -199,6 +205,59 @@ def test_a_block_shows_a_few_tool_results_at_most() -> None:
     assert block is not None
     assert block.message_ids.count(20) == 1
     assert len(block.message_ids) == MAX_TOOL_RESULTS + 1
+
+
+def test_a_window_of_a_huge_result_without_white_space_is_a_bounded_line() -> None:
+    # A 10 MB base64 blob: one "word". Shown whole, it took whatever room was left.
+    blob = "result: " + "QUJD" * 2_500_000 + " port 6543"
+    hit = RecallHit(message_id=9, seq=4, role="tool", text=blob)
+
+    block = recall_block([hit], room=1_000_000, max_hits=5, counter=COUNTER, terms=("port",))
+
+    assert block is not None
+    line = block.text.splitlines()[1]
+    assert len(line) <= EXCERPT_WORDS * (EXCERPT_WORD_CHARS + 2) + 40
+    assert line.endswith("… …")
+    again = previous_recall([block.fingerprint()])
+    assert again is not None
+    assert shown_again(again[1], {9: RecallHit(9, 4, "tool", held_text(blob))}, COUNTER) == block
+
+
+def test_a_huge_message_of_any_role_is_shown_by_its_window() -> None:
+    text = listing("host ledger-db listens on port 6543") + " filler" * 2 * EXCERPT_SCAN_CHARS
+    hit = RecallHit(message_id=9, seq=4, role="user", text=text)
+
+    block = recall_block([hit], room=100_000, max_hits=5, counter=COUNTER, terms=("ledger",))
+
+    assert block is not None
+    assert "host ledger-db listens on port 6543" in block.text
+    assert len(block.text.splitlines()[1].split()) <= EXCERPT_WORDS + 6
+
+
+def test_ranking_keeps_no_huge_message_in_memory() -> None:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for n in range(5):
+            text = listing(f"host ledger-{n} port {n}") * 2_000  # about 1.6 MB each
+            rank([Candidate(RecallHit(n, n, "tool", text), 1.0)], "which port did ledger use?")
+            del text
+        gc.collect()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert held < 1_000_000
+
+
+def test_a_recall_hit_holds_what_a_block_reads_of_a_message_and_no_more() -> None:
+    assert held_text("short") == "short"
+    assert len(held_text("x" * 10 * EXCERPT_SCAN_CHARS)) == EXCERPT_SCAN_CHARS + 1
+
+
+@pytest.mark.parametrize("entry", ["9w" + "9" * 5000, "9" * 5000, "9p1k" + "1" * 10])
+def test_a_fingerprint_entry_with_too_many_digits_shows_no_block_again(entry: str) -> None:
+    assert previous_recall(["s:0", f"c:0123456789abcdef:4,{entry}"]) is None
 
 
 def test_a_prompt_without_a_recall_block_has_none_to_show_again() -> None:
