@@ -9,11 +9,14 @@ session is laid out. Moving a set onto these left its sessions byte-identical fo
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bench.heldout.generator import MIN_QUESTION_GAP, source_window
 from bench.heldout.scenario import Question, SourceRole, Turn, shares_a_word
+
+#: A tool's output, drawn afresh each call.
+Output = Callable[[random.Random], str]
 
 
 @dataclass(frozen=True)
@@ -85,3 +88,50 @@ def ask_later(
             )
         )
     return sorted(questions, key=lambda q: q.turn)
+
+
+# The agents of the third and fourth sets: each set has its own, built from these.
+
+
+@dataclass(frozen=True)
+class Tool:
+    definition: dict[str, object]
+    arguments: Callable[[random.Random], dict[str, object]]
+    outputs: tuple[Output, ...]
+
+    @property
+    def name(self) -> str:
+        return str(self.definition["function"]["name"])  # type: ignore[index]
+
+
+@dataclass(frozen=True)
+class Detail:
+    """Something the assistant states while working (``sentence``), or a tool returns in a
+    record (``record``, a template of the tool output), asked about much later."""
+
+    value: Callable[[random.Random], str]
+    ask_shared: str
+    ask_other: str
+    sentence: str = ""
+    #: For a tool's detail: which tool, and its output holding ``{v}``.
+    tool: str = ""
+    record: str = ""
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    system: str
+    goal: str
+    tools: tuple[Tool, ...]
+    requests: tuple[str, ...]
+    sentences: tuple[str, ...]
+    details: tuple[Detail, ...]
+
+    def tool(self, name: str) -> Tool:
+        return next(tool for tool in self.tools if tool.name == name)
+
+
+def pick(*words: str) -> Callable[[random.Random], str]:
+    """A value drawn from ``words``."""
+    return lambda rng: rng.choice(words)

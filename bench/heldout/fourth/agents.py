@@ -14,10 +14,9 @@ import base64
 import json
 import random
 import string
-from collections.abc import Callable
-from dataclasses import dataclass
 
-Output = Callable[[random.Random], str]
+from bench.heldout.sets import Agent, Detail, Output, Tool
+from bench.heldout.sets import pick as _pick
 
 PEOPLE = (
     "Adaeze Okafor",
@@ -405,49 +404,6 @@ def export_link(rng: random.Random) -> str:
         f"{rng.randint(100000, 235959)}Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&"
         f"X-Amz-Signature={''.join(rng.choices('0123456789abcdef', k=64))}"
     )
-
-
-@dataclass(frozen=True)
-class Tool:
-    definition: dict[str, object]
-    arguments: Callable[[random.Random], dict[str, object]]
-    outputs: tuple[Output, ...]
-
-    @property
-    def name(self) -> str:
-        return str(self.definition["function"]["name"])  # type: ignore[index]
-
-
-@dataclass(frozen=True)
-class Detail:
-    """Something the assistant states while working (``sentence``), or a tool returns in a
-    record (``record``, a template of the tool output), asked about much later."""
-
-    value: Callable[[random.Random], str]
-    ask_shared: str
-    ask_other: str
-    sentence: str = ""
-    #: For a tool's detail: which tool, and its output holding ``{v}``.
-    tool: str = ""
-    record: str = ""
-
-
-@dataclass(frozen=True)
-class Agent:
-    name: str
-    system: str
-    goal: str
-    tools: tuple[Tool, ...]
-    requests: tuple[str, ...]
-    sentences: tuple[str, ...]
-    details: tuple[Detail, ...]
-
-    def tool(self, name: str) -> Tool:
-        return next(tool for tool in self.tools if tool.name == name)
-
-
-def _pick(*words: str) -> Callable[[random.Random], str]:
-    return lambda rng: rng.choice(words)
 
 
 def _fill(rng: random.Random, template: str) -> str:

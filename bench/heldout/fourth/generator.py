@@ -28,7 +28,16 @@ from bench.heldout.fourth.facts import (
 )
 from bench.heldout.generator import check_values_unique
 from bench.heldout.scenario import Fact, Scenario, Step, ToolCall, Turn
-from bench.heldout.sets import Frame, Source, ask_later, correction_start, free_pairs, free_turns
+from bench.heldout.sets import (
+    Agent,
+    Detail,
+    Frame,
+    Source,
+    ask_later,
+    correction_start,
+    free_pairs,
+    free_turns,
+)
 
 MODEL = "gpt-4o-mini"
 CONTEXT_LIMIT = 8192
@@ -95,7 +104,7 @@ QUESTION_LEADS = ("", "", "", "sorry, ", "quick one: ", "hmm ", "remind me — "
 CLOSING = "that's all for today, thanks"
 
 
-def _step(rng: random.Random, agent: a.Agent) -> Step:
+def _step(rng: random.Random, agent: Agent) -> Step:
     calls, results = [], []
     for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):
         name, arguments, output = a.tool_call(rng, agent)
@@ -104,12 +113,12 @@ def _step(rng: random.Random, agent: a.Agent) -> Step:
     return Step(rng.choice(a.STEP_TEXTS), tuple(calls), tuple(results))
 
 
-def _routine(rng: random.Random, agent: a.Agent, answer: str | None = None) -> Turn:
+def _routine(rng: random.Random, agent: Agent, answer: str | None = None) -> Turn:
     steps = tuple(_step(rng, agent) for _ in range(rng.choice((0, 1, 1, 1, 2, 2, 3))))
     return Turn(a.request(rng, agent), steps, answer or a.prose(rng, agent), "routine")
 
 
-def _tool_detail(rng: random.Random, agent: a.Agent, detail: a.Detail, value: str) -> Turn:
+def _tool_detail(rng: random.Random, agent: Agent, detail: Detail, value: str) -> Turn:
     """A routine turn one of whose tool calls returns the record that holds ``value``."""
     tool = agent.tool(detail.tool)
     call = ToolCall(a.call_id(rng), tool.name, json.dumps(tool.arguments(rng), ensure_ascii=False))
@@ -122,7 +131,7 @@ def _tool_detail(rng: random.Random, agent: a.Agent, detail: a.Detail, value: st
     return Turn(a.request(rng, agent), steps, a.prose(rng, agent), "routine")
 
 
-def _filler(rng: random.Random, agent: a.Agent) -> Turn:
+def _filler(rng: random.Random, agent: Agent) -> Turn:
     draw = rng.random()
     if draw < 0.55:
         return _routine(rng, agent)

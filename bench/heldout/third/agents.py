@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import random
 import string
-from collections.abc import Callable
-from dataclasses import dataclass
 
-Output = Callable[[random.Random], str]
+from bench.heldout.sets import Agent, Detail, Output, Tool
+from bench.heldout.sets import pick as _pick
 
 PEOPLE = (
     "Amara Nwachukwu",
@@ -411,49 +410,6 @@ def deploy_history(rng: random.Random) -> str:
         f"({rng.choice(('success', 'success', 'rolled back'))})"
         for _ in range(_count(rng, 2, 30))
     )
-
-
-@dataclass(frozen=True)
-class Tool:
-    definition: dict[str, object]
-    arguments: Callable[[random.Random], dict[str, object]]
-    outputs: tuple[Output, ...]
-
-    @property
-    def name(self) -> str:
-        return str(self.definition["function"]["name"])  # type: ignore[index]
-
-
-@dataclass(frozen=True)
-class Detail:
-    """Something the assistant states while working (``sentence``), or a tool returns in a
-    record (``record``, a template of the tool output), asked about much later."""
-
-    value: Callable[[random.Random], str]
-    ask_shared: str
-    ask_other: str
-    sentence: str = ""
-    #: For a tool's detail: which tool, and its output holding ``{v}``.
-    tool: str = ""
-    record: str = ""
-
-
-@dataclass(frozen=True)
-class Agent:
-    name: str
-    system: str
-    goal: str
-    tools: tuple[Tool, ...]
-    requests: tuple[str, ...]
-    sentences: tuple[str, ...]
-    details: tuple[Detail, ...]
-
-    def tool(self, name: str) -> Tool:
-        return next(tool for tool in self.tools if tool.name == name)
-
-
-def _pick(*words: str) -> Callable[[random.Random], str]:
-    return lambda rng: rng.choice(words)
 
 
 def _fill(rng: random.Random, template: str) -> str:

@@ -13,7 +13,16 @@ import random
 
 from bench.heldout.generator import check_values_unique
 from bench.heldout.scenario import Fact, Scenario, Step, ToolCall, Turn
-from bench.heldout.sets import Frame, Source, ask_later, correction_start, free_pairs, free_turns
+from bench.heldout.sets import (
+    Agent,
+    Detail,
+    Frame,
+    Source,
+    ask_later,
+    correction_start,
+    free_pairs,
+    free_turns,
+)
 from bench.heldout.third import agents as a
 from bench.heldout.third.facts import (
     BY_AGENT,
@@ -89,7 +98,7 @@ QUESTION_LEADS = ("", "", "", "hey, ", "quick q: ", "sorry, ", "btw ")
 CLOSING = "ok that's it for today, cheers"
 
 
-def _step(rng: random.Random, agent: a.Agent) -> Step:
+def _step(rng: random.Random, agent: Agent) -> Step:
     calls, results = [], []
     for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):
         name, arguments, output = a.tool_call(rng, agent)
@@ -98,12 +107,12 @@ def _step(rng: random.Random, agent: a.Agent) -> Step:
     return Step(rng.choice(a.STEP_TEXTS), tuple(calls), tuple(results))
 
 
-def _routine(rng: random.Random, agent: a.Agent, answer: str | None = None) -> Turn:
+def _routine(rng: random.Random, agent: Agent, answer: str | None = None) -> Turn:
     steps = tuple(_step(rng, agent) for _ in range(rng.choice((0, 1, 1, 1, 2, 2, 3))))
     return Turn(a.request(rng, agent), steps, answer or a.prose(rng, agent), "routine")
 
 
-def _tool_detail(rng: random.Random, agent: a.Agent, detail: a.Detail, value: str) -> Turn:
+def _tool_detail(rng: random.Random, agent: Agent, detail: Detail, value: str) -> Turn:
     """A routine turn one of whose tool calls returns the record that holds ``value``."""
     tool = agent.tool(detail.tool)
     call = ToolCall(a.call_id(rng), tool.name, json.dumps(tool.arguments(rng), ensure_ascii=False))
@@ -116,7 +125,7 @@ def _tool_detail(rng: random.Random, agent: a.Agent, detail: a.Detail, value: st
     return Turn(a.request(rng, agent), steps, a.prose(rng, agent), "routine")
 
 
-def _filler(rng: random.Random, agent: a.Agent) -> Turn:
+def _filler(rng: random.Random, agent: Agent) -> Turn:
     draw = rng.random()
     if draw < 0.55:
         return _routine(rng, agent)
