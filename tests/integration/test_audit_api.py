@@ -4,6 +4,7 @@ that keep the list fast on a big table."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -300,7 +301,7 @@ async def test_a_small_tenants_filtered_page_reads_only_its_own_rows(database_ur
     assert max(buffers.values()) <= 100, buffers
 
 
-def root_buffers(plan: list[str]) -> int:
+def root_buffers(plan: Sequence[str]) -> int:
     """The shared buffers the whole plan touched: its top node's ``Buffers:`` line."""
     for line in plan:
         if "Buffers:" in line:
