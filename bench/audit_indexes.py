@@ -72,6 +72,10 @@ INDEX_SETS: dict[str, dict[str, tuple[str, str | None]]] = {
         "ix_turn_context_audit_tenant_id_model_alias_id": ("tenant_id, model_alias, id", None),
         "ix_turn_context_audit_turn_id": ("turn_id", None),
         **{f"ix_turn_context_audit_tenant_id_{flag}": ("tenant_id, id", flag) for flag in FLAGS},
+        **{
+            f"ix_turn_context_audit_{flag}": ("id", flag)
+            for flag in ("summary_triggered", "prune_triggered")
+        },
     },
     "primary key only": {},
 }

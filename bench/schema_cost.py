@@ -84,6 +84,8 @@ _FLAGS = (
     "summary_fallback",
     "estimator_fallback",
 )
+#: The flags whose (id) index 0015 dropped (it keeps summary_triggered's and prune_triggered's).
+_RARE_FLAGS = ("overflow_rejected", "summary_fallback", "estimator_fallback")
 #: The turns' key, the messages' two foreign keys and the audit indexes of 0014, against
 #: 0015_keys_by_session's.
 _KEYS_0015 = (
@@ -115,7 +117,7 @@ _KEYS_0014 = (
     "CREATE INDEX ix_turn_context_audit_model_alias_id ON turn_context_audit (model_alias, id)",
     *(
         f"CREATE INDEX ix_turn_context_audit_{flag} ON turn_context_audit (id) WHERE {flag}"
-        for flag in _FLAGS
+        for flag in _RARE_FLAGS
     ),
 )
 # The search vector's function before and after it parsed each text once.
@@ -149,7 +151,7 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             *_KEYS_0015[1:],
             "DROP INDEX ix_turn_context_audit_session_id_id",
             "DROP INDEX ix_turn_context_audit_model_alias_id",
-            *(f"DROP INDEX ix_turn_context_audit_{flag}" for flag in _FLAGS),
+            *(f"DROP INDEX ix_turn_context_audit_{flag}" for flag in _RARE_FLAGS),
         ),
     ),
     "four audit indexes fewer": (

@@ -253,6 +253,18 @@ class AuditRecord(Base):
             )
             for flag in AUDIT_FLAGS
         ),
+        # The flags that are not rare keep an index in id order across tenants too: for a
+        # tenant holding much of the table, the planner walks the primary key instead of the
+        # tenant's index, slower than this one.
+        *(
+            Index(
+                f"ix_turn_context_audit_{flag}",
+                "id",
+                postgresql_where=text(flag),
+                sqlite_where=text(f"{flag} = 1"),
+            )
+            for flag in ("summary_triggered", "prune_triggered")
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
