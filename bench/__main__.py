@@ -79,6 +79,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "drop-in-node": Benchmark("bench.drop_in_node", "the same through the openai npm package"),
     "drop-in-stream": Benchmark("bench.drop_in_stream", "time to first byte added, against LiteLLM's proxy"),
     "edge-cost": Benchmark("bench.edge_cost", "what routing, dependencies, validation and serialising cost a turn call"),
+    "audit-indexes": Benchmark("bench.audit_indexes", "every audit statement's plan at volume, and each index set's write cost"),
     "pg-capacity": Benchmark("bench.pg_capacity", "Postgres CPU and storage per agent call"),
     "wrk-load": Benchmark("bench.wrk_load", "16 agents under wrk: turns/s and CPU per turn, with the bare stack", "Sixteen agents under wrk"),
     "profile-layers": Benchmark("bench.profile_layers", "a running worker's busy samples by layer (py-spy)"),

@@ -14,10 +14,14 @@ each variant in turn, several rounds, so that all variants see the same machine:
   compounds again), new rows' vectors only;
 - ``no search vector``: ``messages.search_vector`` (the generated full-text column and its
   GIN index) dropped;
+- ``keys and audit indexes of 0014``: the turns' primary key ``(id)``, a message's two
+  foreign keys (to its turn by id, to its session) and the audit indexes as 0014 left them,
+  against 0015_keys_by_session's one foreign key to the turn by ``(id, tenant_id,
+  session_id)`` and audit indexes led by the tenant;
 - ``no message foreign keys``: the foreign keys of ``messages`` and ``turns`` dropped;
 - ``no turn_id index``: ``ix_messages_turn_id`` dropped;
-- ``four audit indexes fewer``: the audit table's created_at, model, tenant and turn indexes
-  dropped (its primary key, session index and flag indexes stay).
+- ``four audit indexes fewer``: the audit table's created_at, tenant and model, tenant and
+  turn indexes dropped (its primary key, session index and flag indexes stay).
 
 Each is put back after its batch. A variant is not a proposal: it measures what maintaining
 that part costs each write.
@@ -55,11 +59,11 @@ _VECTOR = (
     "CREATE INDEX ix_messages_search_vector ON messages USING gin (search_vector)",
 )
 _FOREIGN_KEYS = (
-    ("messages", "fk_messages_turn_id_turns", "(turn_id) REFERENCES turns (id)"),
     (
         "messages",
-        "fk_messages_session_sessions",
-        "(tenant_id, session_id) REFERENCES sessions (tenant_id, id)",
+        "fk_messages_turn_turns",
+        "(turn_id, tenant_id, session_id) REFERENCES turns (id, tenant_id, session_id) "
+        "ON UPDATE CASCADE",
     ),
     (
         "turns",
@@ -69,9 +73,52 @@ _FOREIGN_KEYS = (
 )
 _AUDIT_INDEXES = (
     ("ix_turn_context_audit_created_at", "(created_at)"),
-    ("ix_turn_context_audit_model_alias_id", "(model_alias, id)"),
+    ("ix_turn_context_audit_tenant_id_model_alias_id", "(tenant_id, model_alias, id)"),
     ("ix_turn_context_audit_tenant_id_id", "(tenant_id, id)"),
     ("ix_turn_context_audit_turn_id", "(turn_id)"),
+)
+_FLAGS = (
+    "summary_triggered",
+    "prune_triggered",
+    "overflow_rejected",
+    "summary_fallback",
+    "estimator_fallback",
+)
+#: The flags whose (id) index 0015 dropped (it keeps summary_triggered's and prune_triggered's).
+_RARE_FLAGS = ("overflow_rejected", "summary_fallback", "estimator_fallback")
+#: The turns' key, the messages' two foreign keys and the audit indexes of 0014, against
+#: 0015_keys_by_session's.
+_KEYS_0015 = (
+    "ALTER TABLE messages DROP CONSTRAINT fk_messages_turn_turns",
+    "ALTER TABLE turns DROP CONSTRAINT pk_turns",
+    "ALTER TABLE turns ADD CONSTRAINT pk_turns PRIMARY KEY (id, tenant_id, session_id)",
+    "ALTER TABLE messages ADD CONSTRAINT fk_messages_turn_turns FOREIGN KEY "
+    "(turn_id, tenant_id, session_id) REFERENCES turns (id, tenant_id, session_id) "
+    "ON DELETE CASCADE ON UPDATE CASCADE",
+    "CREATE INDEX ix_turn_context_audit_tenant_id_session_id_id "
+    "ON turn_context_audit (tenant_id, session_id, id)",
+    "CREATE INDEX ix_turn_context_audit_tenant_id_model_alias_id "
+    "ON turn_context_audit (tenant_id, model_alias, id)",
+    *(
+        f"CREATE INDEX ix_turn_context_audit_tenant_id_{flag} "
+        f"ON turn_context_audit (tenant_id, id) WHERE {flag}"
+        for flag in _FLAGS
+    ),
+)
+_KEYS_0014 = (
+    "ALTER TABLE messages DROP CONSTRAINT fk_messages_turn_turns",
+    "ALTER TABLE turns DROP CONSTRAINT pk_turns",
+    "ALTER TABLE turns ADD CONSTRAINT pk_turns PRIMARY KEY (id)",
+    "ALTER TABLE messages ADD CONSTRAINT fk_messages_turn_id_turns FOREIGN KEY (turn_id) "
+    "REFERENCES turns (id) ON DELETE CASCADE",
+    "ALTER TABLE messages ADD CONSTRAINT fk_messages_session_sessions FOREIGN KEY "
+    "(tenant_id, session_id) REFERENCES sessions (tenant_id, id) ON DELETE CASCADE",
+    "CREATE INDEX ix_turn_context_audit_session_id_id ON turn_context_audit (session_id, id)",
+    "CREATE INDEX ix_turn_context_audit_model_alias_id ON turn_context_audit (model_alias, id)",
+    *(
+        f"CREATE INDEX ix_turn_context_audit_{flag} ON turn_context_audit (id) WHERE {flag}"
+        for flag in _RARE_FLAGS
+    ),
 )
 # The search vector's function before and after it parsed each text once.
 _SEARCH_VECTOR_ONCE = importlib.import_module("migrations.versions.0014_search_vector_once")
@@ -90,6 +137,22 @@ VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "no turn_id index": (
         ("DROP INDEX ix_messages_turn_id",),
         ("CREATE INDEX ix_messages_turn_id ON messages (turn_id)",),
+    ),
+    "keys and audit indexes of 0014": (
+        (
+            *_KEYS_0014,
+            "DROP INDEX ix_turn_context_audit_tenant_id_session_id_id",
+            "DROP INDEX ix_turn_context_audit_tenant_id_model_alias_id",
+            *(f"DROP INDEX ix_turn_context_audit_tenant_id_{flag}" for flag in _FLAGS),
+        ),
+        (
+            "ALTER TABLE messages DROP CONSTRAINT fk_messages_turn_id_turns",
+            "ALTER TABLE messages DROP CONSTRAINT fk_messages_session_sessions",
+            *_KEYS_0015[1:],
+            "DROP INDEX ix_turn_context_audit_session_id_id",
+            "DROP INDEX ix_turn_context_audit_model_alias_id",
+            *(f"DROP INDEX ix_turn_context_audit_{flag}" for flag in _RARE_FLAGS),
+        ),
     ),
     "four audit indexes fewer": (
         tuple(f"DROP INDEX {name}" for name, _ in _AUDIT_INDEXES),

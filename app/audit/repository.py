@@ -196,9 +196,11 @@ class AuditRepository:
         """Newest first; ``before_id`` is the cursor. Ids only grow, so a page read after
         new rows arrived continues exactly where the previous one stopped.
 
-        Every filter has an index that yields rows in id order (``0004_ops``): a composite
-        ``(column, id)`` for session, tenant, model and turn, a partial index per flag (the
-        flags are rare, so those stay small), and the primary key for everything else.
+        Every filter has an index that yields rows in id order (``0004_ops``), led by the
+        tenant that the service scopes every list to (``0015_keys_by_session``):
+        ``(tenant_id, id)``, ``(tenant_id, session_id, id)``, ``(tenant_id, model_alias,
+        id)``, a partial ``(tenant_id, id)`` per flag (the flags are rare, so those stay
+        small), ``turn_id`` (a turn has few rows) and ``created_at`` for the time bounds.
         A true flag is matched as the bare column so that the partial index's predicate is
         implied on both Postgres and SQLite.
         """
@@ -263,7 +265,8 @@ class AuditRepository:
         return AuditRecord.tenant_id == tenant_id, AuditRecord.session_id == session_id
 
     async def rollup(self, tenant_id: str, session_id: str) -> RollupFigures | None:
-        """Aggregates over one session's rows, read through its ``(session_id, id)`` index.
+        """Aggregates over one session's rows, read through its ``(tenant_id, session_id,
+        id)`` index.
         Latency percentiles come from Postgres' ``percentile_cont``; on SQLite, which has
         none, from the same interpolation over the session's latencies."""
         accepted = ~AuditRecord.overflow_rejected

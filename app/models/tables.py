@@ -10,6 +10,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     LargeBinary,
+    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
@@ -86,6 +87,9 @@ class TurnRecord(Base):
 
     __tablename__ = "turns"
     __table_args__ = (
+        # The id is unique alone; the key holds the session too (0015_keys_by_session), so
+        # that a message's one foreign key, to its turn, also names its session.
+        PrimaryKeyConstraint("id", "tenant_id", "session_id", name="pk_turns"),
         UniqueConstraint("tenant_id", "session_id", "seq", name="uq_turns_session_seq"),
         # Every turn start asks for the session's open turn: one entry to look at, not a
         # scan of all the session's turns.
@@ -99,7 +103,7 @@ class TurnRecord(Base):
         _session_key("turns"),
     )
 
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    id: Mapped[str] = mapped_column(String(64))
     tenant_id: Mapped[str] = mapped_column(String(128))
     session_id: Mapped[str] = mapped_column(String(128))
     seq: Mapped[int]
@@ -120,13 +124,22 @@ class MessageRecord(Base):
         UniqueConstraint("tenant_id", "session_id", "seq", name="uq_messages_session_seq"),
         # The one hot query: a session's active messages in order.
         Index("ix_messages_session_state_seq", "tenant_id", "session_id", "state", "seq"),
-        _session_key("messages"),
+        # One parent checked per message written: its turn, which belongs to the session
+        # (on SQLite, which keeps the keys it had before 0015_keys_by_session, the turn by
+        # id and the session).
+        ForeignKeyConstraint(
+            ["turn_id", "tenant_id", "session_id"],
+            ["turns.id", "turns.tenant_id", "turns.session_id"],
+            name="fk_messages_turn_turns",
+            ondelete="CASCADE",
+            onupdate="CASCADE",
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     tenant_id: Mapped[str] = mapped_column(String(128))
     session_id: Mapped[str] = mapped_column(String(128))
-    turn_id: Mapped[str] = mapped_column(ForeignKey("turns.id", ondelete="CASCADE"), index=True)
+    turn_id: Mapped[str] = mapped_column(String(64), index=True)
     #: Position in the session (1-based, gap-free).
     seq: Mapped[int]
     turn_seq: Mapped[int]
@@ -223,12 +236,26 @@ class AuditRecord(Base):
 
     __tablename__ = "turn_context_audit"
     __table_args__ = (
-        Index("ix_turn_context_audit_session_id_id", "session_id", "id"),
+        # The audit list's filters, each in id order (migration 0004_ops explains them), led
+        # by the tenant that every read is scoped to (0015_keys_by_session).
+        Index("ix_turn_context_audit_tenant_id_session_id_id", "tenant_id", "session_id", "id"),
         Index("ix_turn_context_audit_created_at", "created_at"),
-        # The audit list's filters, each in id order (migration 0004_ops explains them).
         Index("ix_turn_context_audit_tenant_id_id", "tenant_id", "id"),
-        Index("ix_turn_context_audit_model_alias_id", "model_alias", "id"),
+        Index("ix_turn_context_audit_tenant_id_model_alias_id", "tenant_id", "model_alias", "id"),
         Index("ix_turn_context_audit_turn_id", "turn_id"),
+        *(
+            Index(
+                f"ix_turn_context_audit_tenant_id_{flag}",
+                "tenant_id",
+                "id",
+                postgresql_where=text(flag),
+                sqlite_where=text(f"{flag} = 1"),
+            )
+            for flag in AUDIT_FLAGS
+        ),
+        # The flags that are not rare keep an index in id order across tenants too: for a
+        # tenant holding much of the table, the planner walks the primary key instead of the
+        # tenant's index, slower than this one.
         *(
             Index(
                 f"ix_turn_context_audit_{flag}",
@@ -236,7 +263,7 @@ class AuditRecord(Base):
                 postgresql_where=text(flag),
                 sqlite_where=text(f"{flag} = 1"),
             )
-            for flag in AUDIT_FLAGS
+            for flag in ("summary_triggered", "prune_triggered")
         ),
     )
 

@@ -3,6 +3,8 @@ that keep the list fast on a big table."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -257,3 +259,51 @@ async def test_the_filtered_list_reads_through_indexes_on_a_big_table(database_u
     for name, plan in plans.items():
         assert "Seq Scan" not in plan, f"{name}:\n{plan}"
         assert "Index" in plan, f"{name}:\n{plan}"
+
+
+@POSTGRES_ONLY
+async def test_a_small_tenants_filtered_page_reads_only_its_own_rows(database_url: str) -> None:
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            # 40 tenants of skewed sizes: the largest holds ~29% of the rows, the smallest <1%.
+            await fill_audit_rows(connection, 40_000, rows_per_session=200, tenants=40)
+            await connection.execute(text("ANALYZE turn_context_audit"))
+            smallest, session = (
+                await connection.execute(
+                    text(
+                        "SELECT tenant_id, min(session_id) FROM turn_context_audit "
+                        "GROUP BY tenant_id ORDER BY count(*) LIMIT 1"
+                    )
+                )
+            ).one()
+        # As the audit service asks: every list is scoped to the caller's tenant.
+        queries = {
+            "no filter": AuditFilter(tenant_id=smallest),
+            "session": AuditFilter(tenant_id=smallest, session_id=session),
+            "model": AuditFilter(tenant_id=smallest, model=MODELS[2]),
+            **{flag: AuditFilter(tenant_id=smallest, **{flag: True}) for flag in FLAGS},
+        }
+        buffers: dict[str, int] = {}
+        async with AsyncSession(engine) as db:
+            repository = AuditRepository(db)
+            for name, filters in queries.items():
+                plan = await repository.explain_list(
+                    filters, before_id=None, limit=51, analyze=True
+                )
+                assert "Seq Scan" not in "\n".join(plan), f"{name}:\n" + "\n".join(plan)
+                buffers[name] = root_buffers(plan)
+    finally:
+        await engine.dispose()
+
+    # A page of 51 rows at most: an index led by the tenant reads about that many pages; a
+    # walk through every tenant's flagged rows read hundreds to thousands.
+    assert max(buffers.values()) <= 100, buffers
+
+
+def root_buffers(plan: Sequence[str]) -> int:
+    """The shared buffers the whole plan touched: its top node's ``Buffers:`` line."""
+    for line in plan:
+        if "Buffers:" in line:
+            return sum(int(n) for n in re.findall(r"(?:hit|read)=(\d+)", line))
+    raise AssertionError("no buffers in the plan:\n" + "\n".join(plan))

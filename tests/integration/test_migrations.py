@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db import alembic_config, create_engine, migrate
 from tests.conftest import RunningApp
-from tests.support import complete_turn, start_turn, stored_messages
+from tests.support import complete_turn, post_step, start_turn, stored_messages
 
 
 def _upgrade_to_initial_schema_with_a_conversation(connection: Connection) -> None:
@@ -156,3 +156,88 @@ async def stored_vectors(
         {"sid": session_id},
     )
     return [(list(words), bool(current)) for words, current in rows]
+
+
+async def test_keys_by_session_downgrade_and_upgrade_keep_conversations_and_erasure(
+    empty_database_url: str,
+) -> None:
+    engine = create_engine(empty_database_url)
+    try:
+        await migrate(engine)
+    finally:
+        await engine.dispose()
+    running = RunningApp(empty_database_url)
+    _, client = await running.start()
+    kept = (await client.post("/v1/sessions", json={"model": "gpt-4o"})).json()["id"]
+    erased = (await client.post("/v1/sessions", json={"model": "gpt-4o"})).json()["id"]
+    for sid in (kept, erased):
+        turn = await start_turn(client, sid, "The vendor is ACME, invoice 4821.")
+        await post_step(client, sid, turn["turn_id"], ["call_1"], ["paid on the 3rd"])
+        await complete_turn(client, sid, turn["turn_id"], "Paid on the 3rd.")
+    await running.stop_all()
+    engine = create_engine(empty_database_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(
+                lambda sync: command.downgrade(alembic_config(sync), "0014_search_vector_once")
+            )
+        async with engine.connect() as connection:
+            keys_before = await message_keys(connection)
+        await migrate(engine)
+        async with engine.connect() as connection:
+            keys_after = await message_keys(connection)
+    finally:
+        await engine.dispose()
+    running = RunningApp(empty_database_url)
+    try:
+        _, client = await running.start()
+        deleted = await client.delete(f"/v1/sessions/{erased}")
+        next_turn = await start_turn(client, kept, "Which vendor was it?")
+        contents = [m["content"] for m in await stored_messages(client, kept)]
+        left = await count_messages(running.database_url, erased)
+    finally:
+        await running.stop_all()
+
+    assert deleted.status_code == 204, deleted.text
+    assert left == 0
+    assert contents[0] == "The vendor is ACME, invoice 4821."
+    assert contents[-1] == "Which vendor was it?"
+    assert next_turn["messages"][-1]["content"] == "Which vendor was it?"
+    if empty_database_url.startswith("postgresql"):
+        # 0014: a message checked against its turn by id and against its session; 0015: one
+        # key, to its turn, naming the session.
+        assert keys_before == [
+            ("sessions", ["tenant_id", "session_id"]),
+            ("turns", ["turn_id"]),
+        ]
+        assert keys_after == [("turns", ["turn_id", "tenant_id", "session_id"])]
+
+
+async def message_keys(connection: AsyncConnection) -> list[tuple[str, list[str]]]:
+    """The foreign keys of ``messages`` on Postgres: the table each names, and its columns."""
+    if connection.dialect.name != "postgresql":
+        return []
+    rows = await connection.execute(
+        text(
+            "SELECT confrelid::regclass::text, array_agg(a.attname ORDER BY k.ord) "
+            "FROM pg_constraint c, unnest(c.conkey) WITH ORDINALITY AS k(attnum, ord), "
+            "pg_attribute a WHERE c.conrelid = 'messages'::regclass AND c.contype = 'f' "
+            "AND a.attrelid = c.conrelid AND a.attnum = k.attnum "
+            "AND c.confrelid <> 'session_summaries'::regclass "
+            "GROUP BY c.oid, confrelid ORDER BY 1"
+        )
+    )
+    return [(table, list(columns)) for table, columns in rows]
+
+
+async def count_messages(database_url: str, session_id: str) -> int:
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            found = await connection.execute(
+                text("SELECT count(*) FROM messages WHERE session_id = :sid"),
+                {"sid": session_id},
+            )
+            return int(found.scalar_one())
+    finally:
+        await engine.dispose()

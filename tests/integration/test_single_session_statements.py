@@ -3,7 +3,8 @@
 On a sharded Postgres (Citus) the session is the unit of distribution: a statement that names a
 session-owned table without saying which session is sent to every shard, and a turn's cost
 would then grow with the cluster. This test runs the turn path (a turn start, a step, a
-completion, a summary, a recall search, a rejected turn) and fails on any statement that
+completion, each call after the first reporting the provider's usage and cache reads, a
+summary, a recall search, a rejected turn) and fails on any statement that
 touches a session-owned table without filtering by the session (or, for an INSERT, without
 writing its session column). docs/scale-out.md relies on it.
 """
@@ -80,6 +81,10 @@ class Statements:
             event.remove(Engine, "before_cursor_execute", self._record)
 
 
+#: What a provider reports of a prompt, its cache reads included.
+_USAGE = {"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 896}}
+
+
 @pytest.fixture
 async def postgres_apps(postgres_url: str) -> Any:
     running = RunningApp(postgres_url)
@@ -107,12 +112,14 @@ async def test_every_turn_path_statement_filters_by_its_session(
             )
             assert started.status_code == 201, started.text
             turn = started.json()["turn_id"]
+            # The usage of the previous call's prompt: it updates that prompt's audit row.
             stepped = await client.post(
-                f"{base}/{turn}/steps", json=step_body([f"call_{number}"], ["none"])
+                f"{base}/{turn}/steps",
+                json={**step_body([f"call_{number}"], ["none"]), "usage": _USAGE},
             )
             assert stepped.status_code == 200, stepped.text
             done = await client.post(
-                f"{base}/{turn}/complete", json={"assistant": {"content": "ok"}}
+                f"{base}/{turn}/complete", json={"assistant": {"content": "ok"}, "usage": _USAGE}
             )
             assert done.status_code == 200, done.text
         asked = await client.post(base, json={"message": {"content": "What was the locker code?"}})
@@ -130,6 +137,7 @@ async def test_every_turn_path_statement_filters_by_its_session(
     touched = {t for text, _ in statements.seen for t in SESSION_TABLES if t in text}
     # The path did reach every table a turn writes, so the check below covered them.
     assert {"sessions", "turns", "messages", "session_summaries", "turn_context_audit"} <= touched
+    assert any("UPDATE turn_context_audit" in text for text, _ in statements.seen)
     problems = [
         problem
         for text, parameters in statements.seen
