@@ -24,11 +24,12 @@ schema's revision, the seed and the sizes; a fill that did not finish is never r
 timed in the same rounds, on its own copy of the same sessions, so before and after alternate
 call for call on one machine; each round changes which stack goes first.
 
-Server CPU per call: the CPU (user + system, /proc/<pid>/stat) of each server's processes
-and of the Postgres backends connected to its database, read before and after each timed
-call, summed per kind of call and divided by the calls. At concurrency 1 nothing else runs
-on those processes between the two reads; CPU is far steadier than wall time on a loaded
-machine.
+Server CPU per call: the CPU time of each server's threads and of the Postgres backends
+connected to its database (``/proc/<pid>/task/*/schedstat``, in nanoseconds), read before
+and after each timed call; the median call and the mean per kind of call. At concurrency 1
+nothing else runs on those processes between the two reads (a thread the call started and
+left running, such as a summary folded between turns, counts only while the call lasts);
+CPU is far steadier than wall time on a loaded machine.
 
 The bare stack (bench/bare_stack.py, FastAPI + asyncpg, one worker, its own fresh database):
 a session per size holding as many stored messages, making as many round trips per call as
@@ -69,7 +70,7 @@ from bench import synth
 from bench.common import DEFAULT_SERVER, int_list, percentile
 from bench.throughput import BareServer, count_round_trips, serving
 from bench.wire import Connection
-from bench.wrk_load import backends, descendants, ticks
+from bench.wrk_load import backends, descendants
 from tests.processes import REPO, ServerProcess
 
 MODEL = "gpt-4o"
@@ -156,8 +157,21 @@ async def bare_sessions(url: str, database_url: str, sizes: list[int]) -> dict[i
     return ids
 
 
-#: Milliseconds of CPU in one clock tick of /proc/<pid>/stat.
-TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
+def cpu_ns(pid: int) -> int:
+    """Nanoseconds of CPU every thread of ``pid`` has run (``/proc/<pid>/task/*/schedstat``,
+    whose first field is the time on a core): a call's few milliseconds measured to the
+    nanosecond, where ``/proc/<pid>/stat`` counts 10 ms ticks. 0 for a process gone."""
+    total = 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 @dataclass
@@ -170,8 +184,8 @@ class Stack:
     server_pid: int
     database_url: str
     timings: CallTimings = field(default_factory=dict)
-    #: Per call, per size: clock ticks of the server's processes, of its Postgres backends.
-    cpu: dict[str, dict[int, list[int]]] = field(default_factory=dict)
+    #: Per call, per size: nanoseconds of CPU of each call, the server's and its backends'.
+    cpu: dict[str, dict[int, list[tuple[int, int]]]] = field(default_factory=dict)
     pids: list[int] = field(default_factory=list)
     backend_pids: list[int] = field(default_factory=list)
 
@@ -181,9 +195,9 @@ class Stack:
         self.pids = descendants(self.server_pid)
         self.backend_pids = await backends(server_url, self.database_url)
 
-    def ticks(self) -> tuple[int, int]:
-        server = sum(ticks(pid) or 0 for pid in self.pids)
-        return server, sum(ticks(pid) or 0 for pid in self.backend_pids)
+    def cpu_now(self) -> tuple[int, int]:
+        server = sum(cpu_ns(pid) for pid in self.pids)
+        return server, sum(cpu_ns(pid) for pid in self.backend_pids)
 
 
 async def timed_turn(
@@ -193,7 +207,7 @@ async def timed_turn(
     meter: Callable[[], tuple[int, int]] | None = None,
 ) -> tuple[dict[str, float], dict[str, tuple[int, int]]]:
     """Milliseconds of each call of one turn (its start, one tool step, its completion), and
-    the clock ticks ``meter`` counted across each call (read outside the timed part)."""
+    what ``meter`` counted across each call (read outside the timed part)."""
     base = f"/v1/sessions/{session_id}/turns"
     call_id = f"bench_{number}"
     step = {
@@ -369,7 +383,7 @@ async def time_stacks(
     connections = {stack.name: Connection(stack.url) for stack in stacks}
     for stack in stacks:
         stack.timings = {call: {size: Timings() for size in sizes} for call in CALLS}
-        stack.cpu = {call: {size: [0, 0, 0] for size in sizes} for call in CALLS}
+        stack.cpu = {call: {size: [] for size in sizes} for call in CALLS}
     try:
         for number in range(warmup + samples):
             if number == warmup:
@@ -385,32 +399,35 @@ async def time_stacks(
                         connections[stack.name],
                         ids[number % len(ids)],
                         number,
-                        stack.ticks if number >= warmup else None,
+                        stack.cpu_now if number >= warmup else None,
                     )
                     if number < warmup:
                         continue
                     for call in CALLS:
                         stack.timings[call][size].runs.append(measured[call])
-                        totals = stack.cpu[call][size]
-                        totals[0] += spent[call][0]
-                        totals[1] += spent[call][1]
-                        totals[2] += 1
+                        stack.cpu[call][size].append(spent[call])
     finally:
         for connection in connections.values():
             await connection.close()
 
 
 def cpu_summary(stack: Stack) -> dict[str, dict[str, dict[str, float]]]:
-    """Milliseconds of CPU per call: the server's processes, and its Postgres backends."""
-    return {
-        call: {
-            str(size): {
-                "server_ms": server * TICK_MS / calls if calls else 0.0,
-                "postgres_ms": postgres * TICK_MS / calls if calls else 0.0,
-                "calls": calls,
-            }
-            for size, (server, postgres, calls) in by_size.items()
+    """Milliseconds of CPU per call, the server's processes and its Postgres backends: the
+    median call, and the mean (which carries the rare heavy call: a fold on the turn start)."""
+
+    def figures(spent: list[tuple[int, int]]) -> dict[str, float]:
+        if not spent:
+            return {"server_ms": 0.0, "postgres_ms": 0.0, "server_mean_ms": 0.0, "calls": 0}
+        return {
+            "server_ms": statistics.median(s for s, _ in spent) / 1e6,
+            "postgres_ms": statistics.median(p for _, p in spent) / 1e6,
+            "server_mean_ms": statistics.fmean(s for s, _ in spent) / 1e6,
+            "postgres_mean_ms": statistics.fmean(p for _, p in spent) / 1e6,
+            "calls": len(spent),
         }
+
+    return {
+        call: {str(size): figures(spent) for size, spent in by_size.items()}
         for call, by_size in stack.cpu.items()
     }
 
@@ -700,11 +717,12 @@ def ratios(results: dict[str, Any]) -> str:
     bare = stacks["bare"]
     names = [name for name in stacks if name != "bare"]
     header = "| stored messages | call | " + " | ".join(
-        f"{name} p50 (ms) | ratio | CPU server / Postgres (ms) | server ÷ bare" for name in names
+        f"{name} p50 (ms) | ratio | CPU server / Postgres (ms) | server ÷ bare | server mean (ms)"
+        for name in names
     )
     lines = [
         header + " | bare p50 (ms) | bare CPU server / Postgres (ms) |",
-        "|---:|---|" + "---:|---:|---:|---:|" * len(names) + "---:|---:|",
+        "|---:|---|" + "---:|---:|---:|---:|---:|" * len(names) + "---:|---:|",
     ]
     for size in sorted(int(s) for s in results["contextd"]):
         for call in CALLS:
@@ -721,7 +739,8 @@ def ratios(results: dict[str, Any]) -> str:
                 )
                 cells.append(
                     f"{ours:.2f} | {ours / theirs:.2f}x | "
-                    f"{cpu['server_ms']:.2f} / {cpu['postgres_ms']:.2f} | {share}"
+                    f"{cpu['server_ms']:.2f} / {cpu['postgres_ms']:.2f} | {share} | "
+                    f"{cpu['server_mean_ms']:.2f}"
                 )
             lines.append(
                 f"| {size:,} | {CALL_NAMES[call]} | "
