@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import asyncpg
+import orjson
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -70,21 +72,55 @@ def _migrations_dir() -> Path:
 MIGRATIONS_DIR = _migrations_dir()
 
 
+def dump_json(value: Any) -> str:
+    """A JSON column's text: orjson's, several times faster than ``json.dumps`` on the turn
+    path's columns (each message's content, the audit row's breakdowns, a summary's items).
+    ``json.dumps`` writes it, as it always did, where the two would differ: what orjson
+    refuses (an integer past 64 bits, a string with a lone surrogate, what neither can
+    encode) and any text with a ``null`` in it, since orjson writes NaN and infinities as
+    null where ``json`` writes ``NaN`` (which Postgres refuses: a 422, not a value lost)."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(value)
+    return json.dumps(value) if b"null" in text else text.decode()
+
+
+#: A run of digits that may be an integer past 64 bits, which orjson would read as a float.
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
+def load_json(text: str) -> Any:
+    """A JSON column's value: orjson's parse, or ``json.loads``'s where they differ (an
+    integer past 64 bits, which orjson reads as a float; NaN, which only ``json`` reads)."""
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
+
+
 def create_engine(
     database_url: str, *, connect_timeout: float = 10.0, pool_size: int = 5
 ) -> AsyncEngine:
     """An async engine; SQLite gets the settings that make it a safe embedded store."""
     url = make_url(database_url)
+    codecs = {"json_serializer": dump_json, "json_deserializer": load_json}
     if url.get_backend_name() != "sqlite":
         engine = create_async_engine(
-            url, pool_size=pool_size, max_overflow=10, connect_args={"timeout": connect_timeout}
+            url,
+            pool_size=pool_size,
+            max_overflow=10,
+            connect_args={"timeout": connect_timeout},
+            **codecs,
         )
         event.listen(engine.sync_engine, "checkout", _replace_if_closed)
         return engine
 
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_async_engine(url, connect_args={"timeout": 30})
+    engine = create_async_engine(url, connect_args={"timeout": 30}, **codecs)
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -391,10 +427,10 @@ class WriteBatch:
         for column in columns:
             values = [row[column] for row in rows]
             if isinstance(table.c[column].type, JSON):
-                # As SQLAlchemy's JSON type binds a value (the engine's default serialiser;
-                # None is SQL NULL): an array's item processor would take a list value for
-                # a dimension of the array.
-                values = [None if v is None else json.dumps(v) for v in values]
+                # As SQLAlchemy's JSON type binds a value (the engine's serialiser; None is
+                # SQL NULL): an array's item processor would take a list value for a
+                # dimension of the array.
+                values = [None if v is None else dump_json(v) for v in values]
             params[column] = values
         self._writes.append(
             _Write(

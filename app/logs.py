@@ -173,12 +173,16 @@ class RequestLogging:
         method: str = scope["method"]
         level = logging.DEBUG if route in _QUIET_ROUTES else logging.INFO
         if request_logger.isEnabledFor(level):
-            request_logger.log(
+            # The record made directly: ``Logger.log`` would first walk the stack for the
+            # caller's file and line, which no format of ours shows, on every request.
+            record = request_logger.makeRecord(
+                request_logger.name,
                 level,
+                __file__,
+                0,
                 "%s %s %d",
-                method,
-                route,
-                status,
+                (method, route, status),
+                None,
                 extra={
                     "method": method,
                     "route": route,
@@ -186,6 +190,7 @@ class RequestLogging:
                     "latency_ms": round(seconds * 1000, 3),
                 },
             )
+            request_logger.handle(record)
         if self.observe is not None:
             self.observe(method, route, status, seconds)
 

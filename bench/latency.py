@@ -1,6 +1,6 @@
 """How long does it take to get the next prompt, as the stored history grows?
 
-contextd: a real ``contextd serve`` (uvicorn, one worker, open mode on 127.0.0.1) on a fresh
+contextd: a real ``contextd serve`` (uvicorn, one worker, open mode on 127.0.0.1) on its own
 Postgres database. Sessions are filled with the synthetic conversation (bench/synth.py)
 through the API, turn by turn (start, tool steps, complete), so the database holds what the
 policy left (summaries, pruned and active messages), not a hand-made state. Then, in rounds
@@ -8,6 +8,28 @@ that go through every size, one turn is started, takes one tool step and is comp
 call timed (the turn start and the step return a prompt; the completion stores the answer).
 Sizes up to 100 messages use 10 sessions in rotation, so that the timed turns themselves do
 not grow a small history much.
+
+Filling once, timing on copies. A session of 10,000 messages is ~2,000 turns and ~6,700
+calls, one after another (a session's calls serialise): minutes on a quiet machine, over
+25 on a loaded one. So the sessions are filled once, into a database of their own, by a
+server that is then stopped, and every contextd timed gets a copy of that database
+(``CREATE DATABASE … TEMPLATE``, a file copy on the Postgres server: seconds). Writing rows
+directly would be faster still, but what a turn costs at 10,000 messages depends on what the
+policy left there (the summary's size, which messages are active), which only the policy's
+own run produces. ``--keep-filled`` keeps the filled database for later runs (named by the
+schema's revision, the seed and the sizes; a fill that did not finish is never reused) and
+``--refill`` makes it again; without it the filled database is dropped at the end.
+
+``--compare DIR``: another checkout of contextd (its code served with ``PYTHONPATH=DIR``)
+timed in the same rounds, on its own copy of the same sessions, so before and after alternate
+call for call on one machine; each round changes which stack goes first.
+
+Server CPU per call: the CPU time of each server's threads and of the Postgres backends
+connected to its database (``/proc/<pid>/task/*/schedstat``, in nanoseconds), read before
+and after each timed call; the median call and the mean per kind of call. At concurrency 1
+nothing else runs on those processes between the two reads (a thread the call started and
+left running, such as a summary folded between turns, counts only while the call lasts);
+CPU is far steadier than wall time on a loaded machine.
 
 The bare stack (bench/bare_stack.py, FastAPI + asyncpg, one worker, its own fresh database):
 a session per size holding as many stored messages, making as many round trips per call as
@@ -22,29 +44,34 @@ the history was ``put``. Each library size has a time budget; a size whose one r
 expected to exceed it is not run.
 
     python -m bench.latency [--sizes 10,100,1000,5000,10000] [--samples 50] [--quick]
-                            [--no-libraries]
+                            [--no-libraries] [--keep-filled] [--refill] [--compare DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import json
 import os
 import statistics
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import asyncpg
+from sqlalchemy.engine import make_url
 
 from bench import synth
-from bench.common import DEFAULT_SERVER, fresh_database, int_list, percentile
+from bench.common import DEFAULT_SERVER, int_list, percentile
 from bench.throughput import BareServer, count_round_trips, serving
 from bench.wire import Connection
-from tests.processes import ServerProcess
+from bench.wrk_load import backends, descendants
+from tests.processes import REPO, ServerProcess
 
 MODEL = "gpt-4o"
 QUESTION = "Round {n}: given all that, which option should I book now, and why?"
@@ -130,8 +157,57 @@ async def bare_sessions(url: str, database_url: str, sizes: list[int]) -> dict[i
     return ids
 
 
-async def timed_turn(connection: Connection, session_id: str, number: int) -> dict[str, float]:
-    """Milliseconds of each call of one turn: its start, one tool step, its completion."""
+def cpu_ns(pid: int) -> int:
+    """Nanoseconds of CPU every thread of ``pid`` has run (``/proc/<pid>/task/*/schedstat``,
+    whose first field is the time on a core): a call's few milliseconds measured to the
+    nanosecond, where ``/proc/<pid>/stat`` counts 10 ms ticks. 0 for a process gone."""
+    total = 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+@dataclass
+class Stack:
+    """One server timed: its sessions per size, and the processes whose CPU it is charged."""
+
+    name: str
+    url: str
+    sessions: dict[int, list[str]]
+    server_pid: int
+    database_url: str
+    timings: CallTimings = field(default_factory=dict)
+    #: Per call, per size: nanoseconds of CPU of each call, the server's and its backends'.
+    cpu: dict[str, dict[int, list[tuple[int, int]]]] = field(default_factory=dict)
+    pids: list[int] = field(default_factory=list)
+    backend_pids: list[int] = field(default_factory=list)
+
+    async def find_processes(self, server_url: str) -> None:
+        """The server's processes and the backends of its database's pool (read after a
+        warm-up, when the pool holds its connections)."""
+        self.pids = descendants(self.server_pid)
+        self.backend_pids = await backends(server_url, self.database_url)
+
+    def cpu_now(self) -> tuple[int, int]:
+        server = sum(cpu_ns(pid) for pid in self.pids)
+        return server, sum(cpu_ns(pid) for pid in self.backend_pids)
+
+
+async def timed_turn(
+    connection: Connection,
+    session_id: str,
+    number: int,
+    meter: Callable[[], tuple[int, int]] | None = None,
+) -> tuple[dict[str, float], dict[str, tuple[int, int]]]:
+    """Milliseconds of each call of one turn (its start, one tool step, its completion), and
+    what ``meter`` counted across each call (read outside the timed part)."""
     base = f"/v1/sessions/{session_id}/turns"
     call_id = f"bench_{number}"
     step = {
@@ -153,32 +229,30 @@ async def timed_turn(connection: Connection, session_id: str, number: int) -> di
         ("complete", "{base}/{turn}/complete", {"assistant": {"content": "Ok."}}, 200),
     )
     elapsed: dict[str, float] = {}
+    spent: dict[str, tuple[int, int]] = {}
     turn = ""
     for name, path, body, status in calls:
         path = path.format(base=base, turn=turn)
+        before = meter() if meter else (0, 0)
         started = time.perf_counter()
         response = await connection.request("POST", path, body)
         elapsed[name] = (time.perf_counter() - started) * 1000
+        after = meter() if meter else (0, 0)
+        spent[name] = (after[0] - before[0], after[1] - before[1])
         if response.status != status:
             raise RuntimeError(f"{name}: {response.status} {response.body[:300]!r}")
         turn = turn or response.json()["turn_id"]
-    return elapsed
+    return elapsed, spent
 
 
 #: Timings of one implementation: per kind of call, per size.
 CallTimings = dict[str, dict[int, Timings]]
 
 
-async def contextd_latency(
-    base_url: str,
-    sizes: list[int],
-    samples: int,
-    warmup: int,
-    seed: int,
-    bare: tuple[str, dict[int, str]] | None = None,
-) -> tuple[CallTimings, dict[int, dict[str, Any]], int, CallTimings]:
-    """Timings per call and size, what each size's sessions held, the input budget, and the
-    bare stack's timings (timed call for call with contextd's, when ``bare`` is given)."""
+async def fill_sessions(
+    base_url: str, sizes: list[int], seed: int
+) -> tuple[dict[int, list[str]], dict[int, dict[str, Any]], int]:
+    """Sessions per size filled through the API, what each size holds, the input budget."""
     sessions: dict[int, list[str]] = {}
     budget = 0
     held: dict[int, dict[str, Any]] = {}
@@ -203,29 +277,159 @@ async def contextd_latency(
         await connection.close()
 
     await asyncio.gather(*(fill(size) for size in sizes))
-    timings = {call: {size: Timings() for size in sizes} for call in CALLS}
-    bare_timings = {call: {size: Timings() for size in sizes} for call in CALLS}
-    connection = Connection(base_url)
-    bare_connection = Connection(bare[0]) if bare else None
-    for number in range(warmup + samples):
-        for size in sizes if number % 2 else sizes[::-1]:
-            ids = sessions[size]
-            measured = await timed_turn(connection, ids[number % len(ids)], number)
-            if number >= warmup:
-                for call in CALLS:
-                    timings[call][size].runs.append(measured[call])
-            if bare is not None and bare_connection is not None:
-                measured = await timed_turn(bare_connection, bare[1][size], number)
-                if number >= warmup:
+    return sessions, held, budget
+
+
+def filled_name(prefix: str, sizes: list[int], seed: int) -> str:
+    """The filled database's name: what makes its content (the schema's migrations, the
+    conversation's generator, the model, the seed and the sizes), hashed."""
+    versions = sorted(path.name for path in (REPO / "migrations" / "versions").glob("*.py"))
+    made_of = [
+        *versions,
+        (REPO / "bench" / "synth.py").read_text(),
+        MODEL,
+        str(seed),
+        *map(str, sizes),
+    ]
+    digest = hashlib.sha256("\n".join(made_of).encode()).hexdigest()[:12]
+    return f"{prefix}_filled_{digest}"
+
+
+async def admin_connection(server_url: str) -> asyncpg.Connection:
+    dsn = make_url(server_url).set(drivername="postgresql")
+    return await asyncpg.connect(dsn.render_as_string(hide_password=False))
+
+
+def database_url(server_url: str, name: str) -> str:
+    url = make_url(server_url).set(drivername="postgresql+asyncpg", database=name)
+    return url.render_as_string(hide_password=False)
+
+
+async def filled_database(
+    server_url: str, prefix: str, sizes: list[int], seed: int, folder: Path, refill: bool
+) -> tuple[str, dict[str, Any]]:
+    """The name of a database holding the filled sessions, and what it holds (kept as the
+    database's comment): reused when a finished fill of the same content exists."""
+    name = filled_name(prefix, sizes, seed)
+    admin = await admin_connection(server_url)
+    try:
+        found = await admin.fetchval(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1",
+            name,
+        )
+        if found and not refill:
+            return name, json.loads(found)
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        # Filled under a name of its own, renamed once complete: a fill that died is never
+        # taken for a finished one.
+        partial = f"{prefix}_filling_{uuid.uuid4().hex[:10]}"
+        await admin.execute(f'CREATE DATABASE "{partial}"')
+    finally:
+        await admin.close()
+    try:
+        server = ServerProcess(
+            database_url(server_url, partial), folder / "fill.log", auto_migrate="true"
+        )
+        try:
+            base_url = await asyncio.to_thread(server.ready, STARTUP_SECONDS)
+            sessions, held, budget = await fill_sessions(base_url, sizes, seed)
+        finally:
+            server.stop()
+        contents = {
+            "sessions": {str(size): ids for size, ids in sessions.items()},
+            "held": {str(size): facts for size, facts in held.items()},
+            "input_budget": budget,
+        }
+        admin = await admin_connection(server_url)
+        try:
+            await admin.execute(f"COMMENT ON DATABASE \"{partial}\" IS '{json.dumps(contents)}'")
+            await admin.execute(f'ALTER DATABASE "{partial}" RENAME TO "{name}"')
+        finally:
+            await admin.close()
+    except BaseException:
+        admin = await admin_connection(server_url)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{partial}" WITH (FORCE)')
+        finally:
+            await admin.close()
+        raise
+    return name, contents
+
+
+async def copy_database(server_url: str, template: str, prefix: str) -> str:
+    """A new database copied from ``template`` (which must have no connections)."""
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    admin = await admin_connection(server_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    finally:
+        await admin.close()
+    return name
+
+
+async def drop_database(server_url: str, name: str) -> None:
+    admin = await admin_connection(server_url)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+async def time_stacks(
+    server_url: str, stacks: list[Stack], sizes: list[int], samples: int, warmup: int
+) -> None:
+    """Time every stack's turns in the same rounds, call for call; each round rotates which
+    stack goes first. Each stack's timings and CPU are kept on it."""
+    connections = {stack.name: Connection(stack.url) for stack in stacks}
+    for stack in stacks:
+        stack.timings = {call: {size: Timings() for size in sizes} for call in CALLS}
+        stack.cpu = {call: {size: [] for size in sizes} for call in CALLS}
+    try:
+        for number in range(warmup + samples):
+            if number == warmup:
+                for stack in stacks:
+                    await stack.find_processes(server_url)
+            for size in sizes if number % 2 else sizes[::-1]:
+                shift = number % len(stacks)
+                for stack in stacks[shift:] + stacks[:shift]:
+                    ids = stack.sessions[size]
+                    # The other stacks' turns ran since this connection's last call.
+                    await connections[stack.name].reconnect()
+                    measured, spent = await timed_turn(
+                        connections[stack.name],
+                        ids[number % len(ids)],
+                        number,
+                        stack.cpu_now if number >= warmup else None,
+                    )
+                    if number < warmup:
+                        continue
                     for call in CALLS:
-                        bare_timings[call][size].runs.append(measured[call])
-    if bare_connection is not None:
-        await bare_connection.close()
-    for size in sizes:
-        last = await expect(connection, "GET", f"/v1/sessions/{sessions[size][0]}", None, 200)
-        held[size]["stored_after"] = last["message_count"]
-    await connection.close()
-    return timings, held, budget, bare_timings
+                        stack.timings[call][size].runs.append(measured[call])
+                        stack.cpu[call][size].append(spent[call])
+    finally:
+        for connection in connections.values():
+            await connection.close()
+
+
+def cpu_summary(stack: Stack) -> dict[str, dict[str, dict[str, float]]]:
+    """Milliseconds of CPU per call, the server's processes and its Postgres backends: the
+    median call, and the mean (which carries the rare heavy call: a fold on the turn start)."""
+
+    def figures(spent: list[tuple[int, int]]) -> dict[str, float]:
+        if not spent:
+            return {"server_ms": 0.0, "postgres_ms": 0.0, "server_mean_ms": 0.0, "calls": 0}
+        return {
+            "server_ms": statistics.median(s for s, _ in spent) / 1e6,
+            "postgres_ms": statistics.median(p for _, p in spent) / 1e6,
+            "server_mean_ms": statistics.fmean(s for s, _ in spent) / 1e6,
+            "postgres_mean_ms": statistics.fmean(p for _, p in spent) / 1e6,
+            "calls": len(spent),
+        }
+
+    return {
+        call: {str(size): figures(spent) for size, spent in by_size.items()}
+        for call, by_size in stack.cpu.items()
+    }
 
 
 def time_library(
@@ -379,43 +583,94 @@ async def run(
     library_seconds: float,
     seed: int = 0,
     libraries: bool = True,
+    *,
+    keep_filled: bool = False,
+    refill: bool = False,
+    compare: list[Path] | None = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     trips = await count_round_trips(server_url, prefix)
     # The bare stack's step makes as many round trips as its turn start: so does contextd's
     # (tests/integration/test_round_trips.py). Read from the environment BareServer passes on.
     os.environ["BARE_STEP_ROUND_TRIPS"] = str(trips["start"])
-    async with (
-        fresh_database(server_url, prefix) as database_url,
-        fresh_database(server_url, prefix) as bare_database_url,
-    ):
-        with tempfile.TemporaryDirectory() as folder:
-            server = ServerProcess(database_url, Path(folder) / "serve.log", auto_migrate="true")
-            bare = BareServer(bare_database_url, 1, trips, Path(folder) / "bare.log")
-            try:
-                base_url = await asyncio.to_thread(server.ready, STARTUP_SECONDS)
-                bare_url = await asyncio.to_thread(bare.ready, STARTUP_SECONDS)
-                await serving(bare_url)
-                bare_ids = await bare_sessions(bare_url, bare_database_url, sizes)
-                timings, held, budget, bare_timings = await contextd_latency(
-                    base_url, sizes, samples, warmup, seed, bare=(bare_url, bare_ids)
+    checkouts = [("contextd", REPO), *((str(path), path) for path in compare or [])]
+    made: list[str] = []
+    servers: list[ServerProcess | BareServer] = []
+    with tempfile.TemporaryDirectory() as folder_name:
+        folder = Path(folder_name)
+        fill_started = time.perf_counter()
+        filled, contents = await filled_database(server_url, prefix, sizes, seed, folder, refill)
+        fill_seconds = time.perf_counter() - fill_started
+        try:
+            stacks: list[Stack] = []
+            sessions = {int(size): ids for size, ids in contents["sessions"].items()}
+            for number, (name, checkout) in enumerate(checkouts):
+                copy = await copy_database(server_url, filled, prefix)
+                made.append(copy)
+                url = database_url(server_url, copy)
+                server = ServerProcess(
+                    url, folder / f"serve{number}.log", checkout=checkout, auto_migrate="true"
                 )
-            finally:
-                server.stop()
-                bare.stop()
+                servers.append(server)
+                base_url = await asyncio.to_thread(server.ready, STARTUP_SECONDS)
+                stacks.append(Stack(name, base_url, sessions, server.process.pid, url))
+            bare_name = await copy_database(server_url, "template0", prefix)
+            made.append(bare_name)
+            bare_database_url = database_url(server_url, bare_name)
+            bare = BareServer(bare_database_url, 1, trips, folder / "bare.log")
+            servers.append(bare)
+            bare_url = await asyncio.to_thread(bare.ready, STARTUP_SECONDS)
+            await serving(bare_url)
+            bare_ids = await bare_sessions(bare_url, bare_database_url, sizes)
+            bare_stack = Stack(
+                "bare",
+                bare_url,
+                {size: [id_] for size, id_ in bare_ids.items()},
+                bare.process.pid,
+                bare_database_url,
+            )
+            await time_stacks(server_url, [*stacks, bare_stack], sizes, samples, warmup)
+            connection = Connection(stacks[0].url)
+            held = {int(size): dict(facts) for size, facts in contents["held"].items()}
+            for size in sizes:
+                last = await expect(
+                    connection, "GET", f"/v1/sessions/{sessions[size][0]}", None, 200
+                )
+                held[size]["stored_after"] = last["message_count"]
+            await connection.close()
+        finally:
+            for running in servers:
+                running.stop()
+            for name in made:
+                await drop_database(server_url, name)
+            if not keep_filled:
+                await drop_database(server_url, filled)
+    ours = stacks[0]
+
+    def by_call(stack: Stack, call: str) -> dict[str, Any]:
+        return {str(s): t.summary() for s, t in stack.timings[call].items()}
+
     results: dict[str, Any] = {
         "model": MODEL,
-        "input_budget": budget,
+        "input_budget": contents["input_budget"],
         "samples": samples,
         "warmup": warmup,
+        "fill_seconds": fill_seconds,
         "sessions": {str(s): v for s, v in held.items()},
-        "contextd": {str(s): t.summary() for s, t in timings["start"].items()},
-        "contextd_runs": {str(s): t.runs for s, t in timings["start"].items()},
-        "bare": {str(s): t.summary() for s, t in bare_timings["start"].items()},
+        "contextd": by_call(ours, "start"),
+        "contextd_runs": {str(s): t.runs for s, t in ours.timings["start"].items()},
+        "bare": by_call(bare_stack, "start"),
         **{
-            f"{name}_{call}": {str(s): t.summary() for s, t in by_call[call].items()}
-            for name, by_call in (("contextd", timings), ("bare", bare_timings))
+            f"{name}_{call}": by_call(stack, call)
+            for name, stack in (("contextd", ours), ("bare", bare_stack))
             for call in ("step", "complete")
+        },
+        "stacks": {
+            stack.name: {
+                "calls": {call: by_call(stack, call) for call in CALLS},
+                "cpu": cpu_summary(stack),
+            }
+            for stack in [*stacks, bare_stack]
         },
         "round_trips": trips,
         "libraries": {},
@@ -423,7 +678,7 @@ async def run(
     }
     if libraries:
         measured = await asyncio.to_thread(
-            library_latency, sizes, samples, budget, library_seconds, seed
+            library_latency, sizes, samples, contents["input_budget"], library_seconds, seed
         )
         results["libraries"] = {
             name: {str(s): t.summary() for s, t in by_size.items()}
@@ -454,21 +709,44 @@ def table(results: dict[str, Any]) -> str:
 
 
 def ratios(results: dict[str, Any]) -> str:
-    """Each call's p50 against the bare stack's, measured in the same rounds."""
-    if not results.get("bare"):
+    """Each call's p50 against the bare stack's, measured in the same rounds, and the CPU
+    each call cost the server's processes and its Postgres backends."""
+    stacks = results.get("stacks")
+    if not stacks or "bare" not in stacks:
         return ""
+    bare = stacks["bare"]
+    names = [name for name in stacks if name != "bare"]
+    header = "| stored messages | call | " + " | ".join(
+        f"{name} p50 (ms) | ratio | CPU server / Postgres (ms) | server ÷ bare | server mean (ms)"
+        for name in names
+    )
     lines = [
-        "| stored messages | call | contextd p50 (ms) | bare stack p50 (ms) | ratio |",
-        "|---:|---|---:|---:|---:|",
+        header + " | bare p50 (ms) | bare CPU server / Postgres (ms) |",
+        "|---:|---|" + "---:|---:|---:|---:|---:|" * len(names) + "---:|---:|",
     ]
     for size in sorted(int(s) for s in results["contextd"]):
         for call in CALLS:
-            suffix = "" if call == "start" else f"_{call}"
-            ours = results[f"contextd{suffix}"][str(size)]["median_ms"]
-            theirs = results[f"bare{suffix}"][str(size)]["median_ms"]
+            theirs = bare["calls"][call][str(size)]["median_ms"]
+            their_cpu = bare["cpu"][call][str(size)]
+            cells = []
+            for name in names:
+                ours = stacks[name]["calls"][call][str(size)]["median_ms"]
+                cpu = stacks[name]["cpu"][call][str(size)]
+                share = (
+                    f"{cpu['server_ms'] / their_cpu['server_ms']:.2f}x"
+                    if their_cpu["server_ms"]
+                    else "-"
+                )
+                cells.append(
+                    f"{ours:.2f} | {ours / theirs:.2f}x | "
+                    f"{cpu['server_ms']:.2f} / {cpu['postgres_ms']:.2f} | {share} | "
+                    f"{cpu['server_mean_ms']:.2f}"
+                )
             lines.append(
-                f"| {size:,} | {CALL_NAMES[call]} | {ours:.2f} | {theirs:.2f} | "
-                f"{ours / theirs:.2f}x |"
+                f"| {size:,} | {CALL_NAMES[call]} | "
+                + " | ".join(cells)
+                + f" | {theirs:.2f} | {their_cpu['server_ms']:.2f} / "
+                f"{their_cpu['postgres_ms']:.2f} |"
             )
     return "\n".join(lines)
 
@@ -491,6 +769,22 @@ def main() -> None:
     parser.add_argument(
         "--no-libraries", action="store_true", help="time contextd and the bare stack only"
     )
+    parser.add_argument(
+        "--keep-filled",
+        action="store_true",
+        help="keep the database of filled sessions for the next run with the same content",
+    )
+    parser.add_argument(
+        "--refill", action="store_true", help="fill the sessions again even if kept"
+    )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another checkout of contextd, timed in the same rounds (repeatable)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.samples, args.warmup, args.library_seconds = [10, 100, 1000], 15, 3, 5.0
@@ -503,9 +797,15 @@ def main() -> None:
             args.database_prefix,
             args.library_seconds,
             libraries=not args.no_libraries,
+            keep_filled=args.keep_filled,
+            refill=args.refill,
+            compare=[path.resolve() for path in args.compare],
         )
     )
-    print(f"input budget {results['input_budget']} tokens ({MODEL})")  # noqa: T201
+    print(  # noqa: T201
+        f"input budget {results['input_budget']} tokens ({MODEL}); sessions ready in "
+        f"{results['fill_seconds']:.0f} s; held: {results['sessions']}"
+    )
     print(table(results))  # noqa: T201
     print(ratios(results))  # noqa: T201
     for target in results["targets"]:

@@ -78,6 +78,12 @@ class Connection:
             await self.close()
         return Response(status, body)
 
+    async def reconnect(self) -> None:
+        """A new connection, opened now: outside a timed part, and never one the server may
+        have closed for idling past its keep-alive timeout (uvicorn's is 5 s)."""
+        await self.close()
+        await self._streams()
+
     async def close(self) -> None:
         if self._writer is not None:
             self._writer.close()

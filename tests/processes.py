@@ -28,9 +28,13 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
 class ServerProcess:
     """One ``contextd serve --port 0``; its output goes to ``log`` (a pipe would fill up)."""
 
-    def __init__(self, database_url: str, log: Path, **settings: str) -> None:
+    def __init__(
+        self, database_url: str, log: Path, *, checkout: Path = REPO, **settings: str
+    ) -> None:
+        # ``checkout``: the source tree whose code serves (another checkout, for before/after).
         environment = {
             **os.environ,
+            **({} if checkout == REPO else {"PYTHONPATH": str(checkout)}),
             "CONTEXTD_DATABASE_URL": database_url,
             **{f"CONTEXTD_{name.upper()}": value for name, value in settings.items()},
         }
@@ -39,7 +43,7 @@ class ServerProcess:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", "0"],
                 env=environment,
-                cwd=REPO,
+                cwd=checkout,
                 stdout=output,
                 stderr=subprocess.STDOUT,
             )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +32,7 @@ from app.db import (
     DriverStatement,
     WriteBatch,
     bound_values,
+    dump_json,
     fetch_rows,
     insert_rows,
     update_row,
@@ -699,6 +699,6 @@ def summary_items_json(content: SummaryContent) -> dict[str, str]:
     would make of them): encoding them is most of the CPU of storing a long summary, so a
     fold made between turns does it there."""
     return {
-        column: json.dumps(_stored_items(getattr(content, column)))
+        column: dump_json(_stored_items(getattr(content, column)))
         for column in SUMMARY_ITEM_COLUMNS
     }
