@@ -83,6 +83,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "pg-capacity": Benchmark("bench.pg_capacity", "Postgres CPU and storage per agent call"),
     "wrk-load": Benchmark("bench.wrk_load", "16 agents under wrk: turns/s and CPU per turn, with the bare stack", "Sixteen agents under wrk"),
     "profile-layers": Benchmark("bench.profile_layers", "a running worker's busy samples by layer (py-spy)"),
+    "app-start": Benchmark("bench.app_start", "an app's start, first request and stop: CPU per app"),
     "neighbours": Benchmark("bench.neighbours", "a turn start beside long turns and 8 MiB bodies"),
 }
 # fmt: on
