@@ -11,7 +11,8 @@ role: a ``tool`` message must answer the ``tool_calls`` of the assistant message
 (OpenAI), a ``tool_result`` block must follow its ``tool_use`` in the message before
 (Anthropic), and a quoted result pairs with nothing. A long tool result, and any message
 longer than a block reads (``EXCERPT_SCAN_CHARS``), is shown by the window of its words
-that says most of the question's (``excerpt_window``). The steps of
+that says most of the question's on one line (``excerpt_window``), looked for as deep as
+the search index reads when the message is longer than a hit holds (``locate``). The steps of
 the turn show the same block, word for word: its fingerprint entry says how it showed each
 message, so any worker makes it again from the messages alone.
 
@@ -297,15 +298,14 @@ EXCERPT_WORDS = 60
 #: "word" of a result with no white space (base64, minified JSON) can be megabytes long.
 #: Room for a long URL or path; a window's line is at most ``EXCERPT_WORDS`` of them.
 EXCERPT_WORD_CHARS = 200
-#: A window's words before its first match: what leads up to the detail.
+#: A window's words before the place it shows: what leads up to the detail.
 _EXCERPT_LEAD = EXCERPT_WORDS // 4
-#: What a recall block reads of a message at most: its first characters (the whole message
-#: is in the search index). Choosing a window reads no more, and the first matches of each
-#: word in them (a word said more often than that tells no place apart), so that what it
-#: costs does not grow with the result's length; a longer message, of any role, is shown by
-#: its window; a recalled message is held by no more (``held_text``).
+#: What a recall hit holds of a message, and a block reads, at most: its first characters,
+#: or those from a little before the place that says most of the question (``locate``,
+#: which reads no deeper than the search index). Choosing a window reads no more, and
+#: ``_MAX_PLACES`` places of the question's words at most, so that what it costs does not
+#: grow with the result's length; a longer message, of any role, is shown by its window.
 EXCERPT_SCAN_CHARS = 50_000
-_MAX_PER_WORD = 12
 
 
 def held_text(text: str, offset: int = 0) -> str:
@@ -463,7 +463,7 @@ def _occurrences(
     what: str,
     *,
     plural: bool,
-    most: int = _MAX_PER_WORD,
+    most: int,
     start: int = 0,
     end: int | None = None,
 ) -> Iterator[int]:
