@@ -193,8 +193,14 @@ def _json(rng: random.Random, size: int, name: str) -> Detail:
         total += len(records[-1]) + 2
     at = rng.randrange(len(records) + 1)
     records.insert(at, planted)
-    # Pretty-printed the way APIs and tools often print: one field a line.
-    text = json.dumps({"orders": [json.loads(r) for r in records]}, indent=2, ensure_ascii=False)
+    # Pretty-printed the way APIs and tools often print: one field a line; the last records
+    # left out while that passes the largest result (printed, a record takes more room).
+    parsed = [json.loads(r) for r in records]
+    text = json.dumps({"orders": parsed}, indent=2, ensure_ascii=False)
+    while len(text) > MAX_BYTES:
+        keep = len(parsed) - len(parsed) // 10
+        parsed = [r for n, r in enumerate(parsed) if n < keep or r["customer"] == name]
+        text = json.dumps({"orders": parsed}, indent=2, ensure_ascii=False)
     question = rng.choice(
         (
             f"what status did {name}'s order have?",
