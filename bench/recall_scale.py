@@ -1,10 +1,12 @@
 """What recalling a huge tool result costs against a 50 kB one, in one run (ratios).
 
 A recall block reads a bounded start of each message (``EXCERPT_SCAN_CHARS``) and ``rank``
-a bounded start of each candidate (``RANK_CHARS``): a 5 or 20 MB result must cost what a
-50 kB one does. For each size this times ``rank`` then ``recall_block`` (room 2,000, the
-gpt-4o counter) on one JSON listing, best of a few rounds, the features cache emptied before
-each, and prints the ratio to the 50 kB case.
+a bounded start of each candidate (``RANK_CHARS``), and a long hit is looked into no deeper
+than the search index reads (``locate``, ``INDEXED_CHARS``): a 5 or 20 MB result must cost
+what a 50 kB one does, give or take that bounded look. For each size this times ``locate``
+and the hit it makes, then ``rank`` then ``recall_block`` (room 2,000, the gpt-4o counter)
+on one JSON listing, best of a few rounds, the features cache emptied before each, and
+prints the ratio to the 50 kB case.
 
     python -m bench.recall_scale [--rounds 5]
 """
@@ -16,7 +18,15 @@ import json
 import random
 import time
 
-from app.budget.recall import Candidate, RecallHit, _features, rank, recall_block
+from app.budget.recall import (
+    Candidate,
+    RecallHit,
+    _features,
+    held_text,
+    locate,
+    rank,
+    recall_block,
+)
 from app.budget.tokens import TokenCounter
 from app.tokens.registry import TokenizerRegistry
 
@@ -38,8 +48,10 @@ def best_time(text: str, counter: TokenCounter, rounds: int) -> float:
     best = float("inf")
     for round_ in range(rounds):
         _features.cache_clear()
-        candidate = Candidate(RecallHit(1, 1, "tool", f"{round_} {text}"), 1.0)
+        whole = f"{round_} {text}"
         started = time.perf_counter()
+        offset = locate(whole, ("port", "srv"))
+        candidate = Candidate(RecallHit(1, 1, "tool", held_text(whole, offset), offset=offset), 1.0)
         hits = rank([candidate], "which port did srv-12 use?")
         recall_block(hits, room=2000, max_hits=8, counter=counter, terms=("port", "srv"))
         best = min(best, time.perf_counter() - started)

@@ -11,7 +11,8 @@ role: a ``tool`` message must answer the ``tool_calls`` of the assistant message
 (OpenAI), a ``tool_result`` block must follow its ``tool_use`` in the message before
 (Anthropic), and a quoted result pairs with nothing. A long tool result, and any message
 longer than a block reads (``EXCERPT_SCAN_CHARS``), is shown by the window of its words
-that says most of the question's (``excerpt_window``). The steps of
+that says most of the question's on one line (``excerpt_window``), looked for as deep as
+the search index reads when the message is longer than a hit holds (``locate``). The steps of
 the turn show the same block, word for word: its fingerprint entry says how it showed each
 message, so any worker makes it again from the messages alone.
 
@@ -31,6 +32,7 @@ the question's words, then to the earlier one, never to the newest.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -74,24 +76,30 @@ class RecallHit:
     #: Which of the message's passages (``app.embeddings.vectors.passages``) the excerpt is:
     #: what names it in the block's fingerprint entry, so that it can be shown again.
     passage: int | None = None
+    #: The character of the message ``text`` starts at: past 0 when the place that says
+    #: most of the question lies deeper in a long message than a block reads (``locate``).
+    offset: int = 0
 
 
 @dataclass(frozen=True)
 class Recalled:
     """How a recall block shows one message, enough to show it again word for word from the
     stored message alone: its whole text, its excerpt (``passage``) or the window of its
-    words from the ``window``-th (a long tool result), and only the first ``kept``
-    characters of that when it was cut to fit."""
+    words from the ``window``-th (a long tool result) of what it holds from character
+    ``offset`` on (``held_text``), and only the first ``kept`` characters of that when it
+    was cut to fit."""
 
     message_id: int
     passage: int | None = None
     kept: int | None = None
     window: int | None = None
+    offset: int | None = None
 
     def entry(self) -> str:
         return (
             str(self.message_id)
             + (f"p{self.passage}" if self.passage is not None else "")
+            + (f"o{self.offset}" if self.offset else "")
             + (f"w{self.window}" if self.window is not None else "")
             + (f"k{self.kept}" if self.kept is not None else "")
         )
@@ -99,7 +107,7 @@ class Recalled:
 
 # Nine digits at most: more names no message, passage or character (and a stored entry is
 # not trusted with ``int`` of thousands of digits, which Python refuses).
-_RECALLED = re.compile(r"(\d{1,9})(?:p(\d{1,9}))?(?:w(\d{1,9}))?(?:k(\d{1,9}))?")
+_RECALLED = re.compile(r"(\d{1,9})(?:p(\d{1,9}))?(?:o(\d{1,9}))?(?:w(\d{1,9}))?(?:k(\d{1,9}))?")
 
 
 @dataclass(frozen=True)
@@ -138,8 +146,10 @@ def previous_recall(fingerprint: Sequence[str] | None) -> tuple[str, tuple[Recal
         match = _RECALLED.fullmatch(item)
         if match is None:
             return None
-        passage, window, kept = (int(group) if group else None for group in match.groups()[1:])
-        shown.append(Recalled(int(match[1]), passage, kept, window))
+        passage, offset, window, kept = (
+            int(group) if group else None for group in match.groups()[1:]
+        )
+        shown.append(Recalled(int(match[1]), passage, kept, window, offset))
     return entry, tuple(shown)
 
 
@@ -187,7 +197,7 @@ def recall_block(
             window = excerpt_window(hit.text, terms, phrases)
         else:
             window = None
-        shown = Recalled(hit.message_id, window=window)
+        shown = Recalled(hit.message_id, window=window, offset=hit.offset or None)
         text = _text(hit, shown)
         if not text:
             continue
@@ -242,14 +252,14 @@ def _text(hit: RecallHit, shown: Recalled) -> str:
         end = shown.window + EXCERPT_WORDS
         text = " ".join(
             [
-                *(["…"] if shown.window else []),
+                *(["…"] if shown.window or shown.offset else []),
                 *(_shown_word(word) for word in words[shown.window : end]),
                 *(["…"] if more or end < len(words) else []),
             ]
         )
     elif shown.passage is None:
         # Never longer than this: a longer message is shown by its window (``recall_block``).
-        text = " ".join(hit.text[:EXCERPT_SCAN_CHARS].split())
+        text = ("… " if shown.offset else "") + " ".join(hit.text[:EXCERPT_SCAN_CHARS].split())
     else:
         text = "… " + " ".join((hit.excerpt or "").split()) + " …"
     return text if shown.kept is None else text[: shown.kept] + " …"
@@ -288,21 +298,20 @@ EXCERPT_WORDS = 60
 #: "word" of a result with no white space (base64, minified JSON) can be megabytes long.
 #: Room for a long URL or path; a window's line is at most ``EXCERPT_WORDS`` of them.
 EXCERPT_WORD_CHARS = 200
-#: A window's words before its first match: what leads up to the detail.
+#: A window's words before the place it shows: what leads up to the detail.
 _EXCERPT_LEAD = EXCERPT_WORDS // 4
-#: What a recall block reads of a message at most: its first characters (the whole message
-#: is in the search index). Choosing a window reads no more, and the first matches of each
-#: word in them (a word said more often than that tells no place apart), so that what it
-#: costs does not grow with the result's length; a longer message, of any role, is shown by
-#: its window; a recalled message is held by no more (``held_text``).
+#: What a recall hit holds of a message, and a block reads, at most: its first characters,
+#: or those from a little before the place that says most of the question (``locate``,
+#: which reads no deeper than the search index). Choosing a window reads no more, and
+#: ``_MAX_PLACES`` places of the question's words at most, so that what it costs does not
+#: grow with the result's length; a longer message, of any role, is shown by its window.
 EXCERPT_SCAN_CHARS = 50_000
-_MAX_PER_WORD = 12
 
 
-def held_text(text: str) -> str:
+def held_text(text: str, offset: int = 0) -> str:
     """What a recall hit holds of a message's ``text``: all that a block reads of it, and
     one character more, which says that it goes on."""
-    return text[: EXCERPT_SCAN_CHARS + 1]
+    return text[offset : offset + EXCERPT_SCAN_CHARS + 1]
 
 
 def _scanned_words(text: str) -> tuple[list[str], bool]:
@@ -316,70 +325,161 @@ def _shown_word(word: str) -> str:
 
 
 def excerpt_window(text: str, terms: Iterable[str], phrases: Iterable[str] = ()) -> int | None:
-    """The first word of the ``EXCERPT_WORDS`` of ``text`` (split at white space) that hold
-    most of the query's distinct ``terms`` and ``phrases`` (a phrase weighs two words; a
-    word matches its plural and singular alike), starting a little before the first of
-    them; the earliest such window on a tie. Only the first ``EXCERPT_SCAN_CHARS`` of
-    ``text`` are read. None when ``text`` is no longer than a window (shown whole), 0 when
-    no word matches in what is read (its start)."""
+    """The first word of the ``EXCERPT_WORDS`` of ``text`` (split at white space) to show
+    for the query's ``terms`` and ``phrases``: a little before the place that says most of
+    them close together (``_best_place``), the earliest on a tie. Only the first
+    ``EXCERPT_SCAN_CHARS`` of ``text`` are read. None when ``text`` is no longer than a
+    window (shown whole), 0 when no word matches in what is read (its start)."""
     words, more = _scanned_words(text)
     total = len(words)
     if total <= EXCERPT_WORDS and not more:
         return None
-    wanted = {_singular(term): 1 for term in terms}
-    wanted.update({phrase.lower(): 2 for phrase in phrases})
-    if not wanted:
-        return 0
-    # Lower-casing keeps the text's words as they are, so word indexes hold in both.
+    # Lower-casing keeps the text's words as they are, so positions hold in both.
     scanned = text[:EXCERPT_SCAN_CHARS].lower()
-    found = sorted(
-        (position, what)
+    place = _best_place(scanned, _wanted(terms, phrases))
+    if place is None:
+        return 0
+    # The words before the place, counted by C's split (a word the place is inside of is
+    # the place's own).
+    before = scanned[:place]
+    index = len(before.split()) - (bool(before) and not before[-1:].isspace())
+    return max(0, min(index - _EXCERPT_LEAD, total - EXCERPT_WORDS))
+
+
+def locate(text: str, terms: Iterable[str], phrases: Iterable[str] = ()) -> int:
+    """Where a recall hit of a message longer than a block reads (``EXCERPT_SCAN_CHARS``)
+    should hold its ``text`` from (``RecallHit.offset``): 0 when the place that says most
+    of the query lies near its start, or none does; else the start of a line (or a word) a
+    little before that place. Reads the first ``INDEXED_CHARS`` of ``text``: as deep as
+    the search index, so that a detail the search found in a log at 200 kB is the one
+    shown, not the log's start."""
+    if len(text) <= EXCERPT_SCAN_CHARS:
+        return 0
+    scanned = text[:INDEXED_CHARS].lower()
+    place = _best_place(scanned, _wanted(terms, phrases))
+    if place is None or place < EXCERPT_SCAN_CHARS - _LOCATE_LEAD_CHARS:
+        return 0
+    line = scanned.rfind("\n", place - _LOCATE_LEAD_CHARS, place)
+    if line >= 0:
+        return line + 1
+    space = scanned.find(" ", place - _LOCATE_LEAD_CHARS, place)
+    return space + 1 if space >= 0 else place
+
+
+#: How deep a hit's window is looked for (``locate``): what the search index holds of a
+#: message (migration 0009_search), so that a message found by a word is shown by it.
+INDEXED_CHARS = 262_144
+#: Characters before the chosen place that a located hit holds: what leads up to it.
+_LOCATE_LEAD_CHARS = 2_000
+#: Places (occurrences of a query's words) a window is chosen among at most: the rarest
+#: words' first, so that what it costs stays bounded however often a word is said.
+_MAX_PLACES = 1_000
+#: Characters either side of a place whose words count as near it (a log line, a row, a
+#: JSON record); words on the place's own line count twice as much.
+_NEAR_CHARS = 240
+
+
+#: What a phrase of the query (a URL, a path, an identifier: ``app.search.terms.compounds``)
+#: weighs in a window, where a word weighs 1: the account or the host a question names
+#: says where to look more than the words that name its columns (a CSV's header line says
+#: "account" and "balance" as the question does; the row says "ACC-688919").
+PHRASE_WEIGHT = 3.0
+
+
+def _wanted(terms: Iterable[str], phrases: Iterable[str]) -> dict[str, float]:
+    """What a window looks for, and its weight: a word (its plural and singular alike) 1,
+    a phrase ``PHRASE_WEIGHT``."""
+    wanted: dict[str, float] = {_singular(term): 1.0 for term in terms}
+    wanted.update({phrase.lower(): PHRASE_WEIGHT for phrase in phrases})
+    wanted.pop("", None)
+    return wanted
+
+
+def _best_place(scanned: str, wanted: Mapping[str, float]) -> int | None:
+    """Where in ``scanned`` (lower-cased) the most of ``wanted`` is said close together: a
+    place where one of them is said, scored by the weights of the distinct ones said on
+    its line (in full) or near it (half); among places that say as much, the one whose
+    words are rarer in the text (a word on every line of a log tells no line apart, the
+    name or identifier the question asks about does; a word said once, in a title, says
+    less than a line that says three of the question's). The rarest words' places are
+    looked at first, ``_MAX_PLACES`` at most. None when none is said."""
+    counts = {what: scanned.count(what) for what in wanted}
+    lines = max(_MIN_LINES, scanned.count("\n") + 1, len(scanned) // _CHARS_A_LINE)
+    rarity = {
+        what: weight * math.log(1 + lines / counts[what])
         for what, weight in wanted.items()
-        for position in _occurrences(scanned, what, plural=weight == 1)
-    )
-    matches: list[tuple[int, str]] = []  # (word index, what matched)
-    index, at = -1, 0  # the word at ``at`` is the ``index``-th (-1: none before it)
-    for position, what in found:
-        # Words that start after ``at`` up to the match, counted by C's split.
-        piece = scanned[at : position + 1]
-        index += len(piece.split()) - (index >= 0 and not piece[:1].isspace())
-        at = position
-        matches.append((index, what))
-    # Windows start a little before each match, in order: a sliding window over the
-    # matches, each distinct one counted once.
-    best, best_score, score = 0, 0, 0
-    inside: Counter[str] = Counter()
-    first = last = 0
-    for anchor, _ in matches:
-        start = max(0, anchor - _EXCERPT_LEAD)
-        while last < len(matches) and matches[last][0] < start + EXCERPT_WORDS:
-            what = matches[last][1]
-            score += 0 if inside[what] else wanted.get(what, 1)
-            inside[what] += 1
-            last += 1
-        while matches[first][0] < start:
-            what = matches[first][1]
-            inside[what] -= 1
-            score -= 0 if inside[what] else wanted.get(what, 1)
-            first += 1
+        if counts[what]
+    }
+    places: list[tuple[int, str]] = []
+    for what in sorted(rarity, key=lambda what: (counts[what], what)):
+        places.extend(
+            (at, what)
+            for at in _occurrences(
+                scanned, what, plural=wanted[what] == 1, most=_MAX_PLACES - len(places)
+            )
+        )
+        if len(places) >= _MAX_PLACES:
+            break
+    best: int | None = None
+    best_score = (0.0, 0.0, 0)
+    for at, what in sorted(places):
+        low, high = max(0, at - _NEAR_CHARS), at + len(what) + _NEAR_CHARS
+        line_start = scanned.rfind("\n", low, at) + 1 or low
+        line_end = scanned.find("\n", at, high)
+        line_end = high if line_end < 0 else line_end
+        said, rare = wanted[what], rarity[what]
+        for other in rarity:
+            if other == what:
+                continue
+            plural = wanted[other] == 1
+            if _said(scanned, other, line_start, line_end, plural=plural):
+                said, rare = said + wanted[other], rare + rarity[other]
+            elif _said(scanned, other, low, high, plural=plural):
+                said, rare = said + wanted[other] / 2, rare + rarity[other] / 2
+        # How much of the query is said there first; then how rare what is said there is;
+        # then the place of the rarer word.
+        score = (said, rare, -counts[what])
         if score > best_score:
-            best, best_score = start, score
-    return max(0, min(best, total - EXCERPT_WORDS))
+            best, best_score = at, score
+    return best
 
 
-def _occurrences(text: str, what: str, *, plural: bool) -> Iterator[int]:
-    """Where ``what`` occurs in ``text`` as a whole word (or words), with an "s" after it
-    too when ``plural``: found by ``str.find``, the fastest scan Python has, at most
-    ``_MAX_PER_WORD`` times."""
-    at, seen = text.find(what), 0
-    while at >= 0 and seen < _MAX_PER_WORD:
-        end = at + len(what)
-        if plural and text.startswith("s", end):
-            end += 1 if not _is_word_char(text, end + 1) else 0
-        if not _is_word_char(text, at - 1) and not _is_word_char(text, end):
+#: A text's lines, for weighing its words, are at least this many, and one per this many
+#: characters (minified JSON, an HTML page on one line).
+_MIN_LINES = 50
+_CHARS_A_LINE = 100
+
+
+def _said(text: str, what: str, start: int, end: int, *, plural: bool) -> bool:
+    """Whether ``what`` occurs as a whole word in ``text[start:end]``."""
+    return (
+        next(_occurrences(text, what, plural=plural, most=1, start=start, end=end), None)
+        is not None
+    )
+
+
+def _occurrences(
+    text: str,
+    what: str,
+    *,
+    plural: bool,
+    most: int,
+    start: int = 0,
+    end: int | None = None,
+) -> Iterator[int]:
+    """Where ``what`` occurs in ``text[start:end]`` as a whole word (or words), with an "s"
+    after it too when ``plural``: found by ``str.find``, the fastest scan Python has, at
+    most ``most`` times."""
+    stop = len(text) if end is None else min(end, len(text))
+    at, seen = text.find(what, start, stop), 0
+    while at >= 0 and seen < most:
+        after = at + len(what)
+        if plural and text.startswith("s", after):
+            after += 1 if not _is_word_char(text, after + 1) else 0
+        if not _is_word_char(text, at - 1) and not _is_word_char(text, after):
             yield at
             seen += 1
-        at = text.find(what, at + 1)
+        at = text.find(what, at + 1, stop)
 
 
 def _is_word_char(text: str, at: int) -> bool:

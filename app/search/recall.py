@@ -13,6 +13,7 @@ again, so the prompt keeps its prefix whichever worker serves the step."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -23,11 +24,13 @@ from app.budget.recall import (
     DEFAULT_MAX_HITS,
     DEFAULT_SHARE,
     EXCERPT_SCAN_CHARS,
+    MAX_TOOL_RESULTS,
     Candidate,
     RecallBlock,
     RecallHit,
     held_text,
     is_question,
+    locate,
     previous_recall,
     rank,
     recall_block,
@@ -217,6 +220,7 @@ class TurnRecall:
             first = by_words[:places]
             kept = {hit.message_id for hit in first}
             ranked = first + [hit for hit in rank(fused, question) if hit.message_id not in kept]
+        ranked = _located(ranked, found, terms, phrases, places=limit // CANDIDATES_PER_HIT)
         # The block's places are the first hits': those of them that ask bring their reply.
         asked = [hit for hit in ranked[: limit // CANDIDATES_PER_HIT] if is_question(hit.text)]
         replies = await self.search_index.at_seqs(
@@ -280,9 +284,10 @@ class TurnRecall:
                     hit.message_id,
                     hit.seq,
                     hit.role,
-                    held_text(content_text(hit.content)),
+                    held_text(content_text(hit.content), r.offset or 0),
                     passage_of(hit.content, r.passage) if r.passage is not None else None,
                     r.passage,
+                    r.offset or 0,
                 )
                 for r in shown
                 if (hit := found.get(r.message_id)) is not None
@@ -296,6 +301,39 @@ class TurnRecall:
     def _recalled_key(session: SessionRecord | SessionRow, entry: str) -> tuple[object, ...]:
         """The recalled messages of a recall block, by its fingerprint entry."""
         return (session.tenant_id, session.id, session.created_at, entry)
+
+
+#: Long hits (``EXCERPT_SCAN_CHARS`` and more) among a block's places that are looked into
+#: past what a hit holds (``locate``), at most: a block shows ``MAX_TOOL_RESULTS`` tool
+#: results, and each look reads up to ``INDEXED_CHARS`` of its message.
+LOCATED = 2 * MAX_TOOL_RESULTS
+
+
+def _located(
+    ranked: list[RecallHit],
+    found: Sequence[MessageHit],
+    terms: Sequence[str],
+    phrases: Sequence[str],
+    *,
+    places: int,
+) -> list[RecallHit]:
+    """``ranked`` with its first long hits (within ``places``) holding their message from
+    the place that says most of the query (``locate``), when that lies past what a hit
+    holds from its start: a log whose error line is at 200 kB is shown by that line."""
+    contents = {hit.message_id: hit.content for hit in found}
+    located = 0
+    listed = list(ranked)
+    for index, hit in enumerate(listed[:places]):
+        if located == LOCATED:
+            break
+        if len(hit.text) <= EXCERPT_SCAN_CHARS or hit.message_id not in contents:
+            continue
+        located += 1
+        whole = content_text(contents[hit.message_id])
+        offset = locate(whole, terms, phrases)
+        if offset:
+            listed[index] = replace(hit, text=held_text(whole, offset), offset=offset)
+    return listed
 
 
 def _recall_hit(hit: MessageHit, passage: str | None = None, index: int | None = None) -> RecallHit:

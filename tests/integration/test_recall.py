@@ -500,6 +500,37 @@ async def test_a_detail_of_a_tool_result_of_megabytes_comes_back_within_the_budg
     assert recall_messages(step) == recall_messages(prompt)
 
 
+async def test_a_log_line_deep_in_a_large_tool_result_comes_back_and_stays_at_the_next_step(
+    apps: RunningApp,
+) -> None:
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True}))["id"]
+    turn = await start_turn(client, sid, "Pull the deployer's log for this week.")
+    # 200 kB of other services' deploys, the one asked about at about 150 kB.
+    lines = [
+        f"2026-11-27T10:{n % 60:02}:00Z ERROR deployer {('billing', 'search', 'catalog')[n % 3]} "
+        f"deploy failed: error_code=ERR-{1000 + n % 900} rollout aborted"
+        for n in range(2_400)
+    ]
+    lines.insert(
+        1_800,
+        "2026-11-27T14:02:07Z ERROR deployer payments deploy failed: "
+        "error_code=PAY-4821 rollout aborted at step 3",
+    )
+    await post_step(client, sid, turn["turn_id"], ["call_log"], ["\n".join(lines)])
+    await complete_turn(client, sid, turn["turn_id"], "The log shows several failed deploys.")
+    await talk(client, sid, "Book dinner somewhere near the river.", "Remind me about tickets.")
+
+    prompt = await start_turn(client, sid, "What was the error code on the payments deploy?")
+
+    assert "payments deploy failed: error_code=PAY-4821" in recalled_text(prompt)
+    assert (
+        independent_prompt_tokens(prompt["messages"], "gpt-4") <= prompt["budget"]["input_budget"]
+    )
+    step = await post_step(client, sid, prompt["turn_id"], ["call_2"], ["checked the runbook"])
+    assert recall_messages(step) == recall_messages(prompt)
+
+
 async def test_embeddings_that_tell_no_message_apart_change_nothing_words_found(
     apps: RunningApp,
 ) -> None:

@@ -23,6 +23,7 @@ from app.budget.recall import (
     EXCERPT_SCAN_CHARS,
     EXCERPT_WORD_CHARS,
     EXCERPT_WORDS,
+    INDEXED_CHARS,
     MAX_TOOL_RESULTS,
     RECALL_BLOCK,
     RECALL_HEADING,
@@ -30,6 +31,7 @@ from app.budget.recall import (
     RecallHit,
     excerpt_window,
     held_text,
+    locate,
     previous_recall,
     rank,
     recall_block,
@@ -340,3 +342,57 @@ def test_a_recall_looks_for_the_first_words_of_a_long_message() -> None:
     terms, _ = recall_query(" ".join(words))
 
     assert terms == tuple(words[:MAX_RECALL_TERMS])
+
+
+def deploy_log(planted_at: int, lines: int) -> str:
+    """A deployer's log: other services' failed deploys, and the payments one at line
+    ``planted_at``."""
+    made = [
+        f"ERROR deployer {('billing', 'search')[n % 2]} deploy failed: error_code=E-{n}"
+        for n in range(lines)
+    ]
+    made.insert(planted_at, "ERROR deployer payments deploy failed: error_code=PAY-4821")
+    return "\n".join(made)
+
+
+def test_a_window_holds_the_line_that_says_the_rare_word_among_many_that_say_the_common_ones() -> (
+    None
+):
+    text = deploy_log(planted_at=400, lines=600)  # past the first dozen of each common word
+    terms = ("error", "code", "payments", "deploy")
+
+    start = excerpt_window(text, terms)
+
+    assert start is not None
+    shown = " ".join(text.split()[start : start + EXCERPT_WORDS])
+    assert "payments deploy failed: error_code=PAY-4821" in shown
+
+
+def test_a_detail_deeper_than_a_hit_holds_is_shown_and_shown_again_from_its_entry() -> None:
+    text = deploy_log(planted_at=3_000, lines=3_400)  # the detail at about 170 kB
+    terms = ("error", "code", "payments", "deploy")
+    offset = locate(text, terms)
+    assert offset > EXCERPT_SCAN_CHARS
+    hit = RecallHit(9, 4, "tool", held_text(text, offset), offset=offset)
+
+    block = recall_block([hit], room=2000, max_hits=5, counter=COUNTER, terms=terms)
+
+    assert block is not None
+    assert "payments deploy failed: error_code=PAY-4821" in block.text
+    again = previous_recall([block.fingerprint()])
+    assert again is not None
+    assert again[1][0].offset == offset
+    rebuilt = RecallHit(9, 4, "tool", held_text(text, again[1][0].offset or 0), offset=offset)
+    assert shown_again(again[1], {9: rebuilt}, COUNTER) == block
+
+
+def test_a_detail_past_what_the_index_holds_is_not_looked_for() -> None:
+    text = "x " * (INDEXED_CHARS // 2) + "\n" + deploy_log(planted_at=0, lines=10)
+
+    assert locate(text, ("payments", "deploy")) == 0
+
+
+def test_a_detail_near_the_start_of_a_long_message_keeps_the_message_from_its_start() -> None:
+    text = deploy_log(planted_at=5, lines=3_400)
+
+    assert locate(text, ("payments", "deploy")) == 0
