@@ -1,12 +1,15 @@
 """``python -m bench.heldout``: the held-out retention and recall figures, by kind.
 
 Each seed's session runs twice through the real app (in process, a throwaway SQLite file),
-with recall off and on. Four sets, written apart: ``first`` (a platform team's agent, report
+with recall off and on. Five sets, written apart: ``first`` (a platform team's agent, report
 seeds 1000-1009), ``second`` (travel, finance, support, research and coding agents, report
 seeds 3000-3009), ``third`` (clinic scheduling, renovation, recruiting, event planning and
-on-call agents, report seeds 5000-5009) and ``fourth`` (legal intake, home automation,
-language tutoring, freight dispatch and lab sample agents, report seeds 6000-6009); any
-other seed is fine for a look.
+on-call agents, report seeds 5000-5009), ``fourth`` (legal intake, home automation,
+language tutoring, freight dispatch and lab sample agents, report seeds 6000-6009) and
+``fifth`` (insurance claims, school office, restaurant stock, analytics SQL and grant-writing
+agents, report seeds 7000-7009; it labels how each correction was made and what each later
+question is about, and the report gives those figures too); any other seed is fine for a
+look.
 
 ``--summarizer llm`` runs the LLM summariser (app/summarize/llm.py) against a scripted model
 (tests/fake_llm.py) that drops a third of the items it is given and reorders the rest;
@@ -29,7 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bench.common import running_app
-from bench.heldout import fourth, generator, second, third
+from bench.heldout import fifth, fourth, generator, second, third
 from bench.heldout.scenario import Scenario
 from bench.heldout.scorer import Agent, SessionResult
 
@@ -47,6 +50,7 @@ SETS: dict[str, HeldOutSet] = {
     "second": HeldOutSet(second.generate, second.REPORT_SEEDS),
     "third": HeldOutSet(third.generate, third.REPORT_SEEDS),
     "fourth": HeldOutSet(fourth.generate, fourth.REPORT_SEEDS),
+    "fifth": HeldOutSet(fifth.generate, fifth.REPORT_SEEDS),
 }
 
 
@@ -101,6 +105,17 @@ def report(results: Iterable[SessionResult]) -> str:
         old = sum(r.correction_old_current for r in runs)
         lines.append(f"  {'new value present':<38}{_share(new, corrections):>18}")
         lines.append(f"  {'old value presented as current':<38}{_share(old, corrections):>18}")
+        styles: dict[str, list[int]] = {}
+        for run in runs:
+            for style, row in run.by_style.items():
+                sums = styles.setdefault(style, [0, 0, 0])
+                for column, count in enumerate(row):
+                    sums[column] += count
+        if styles:
+            lines.append(f"{'corrections by style':<40}{'new present':>18}{'old as current':>18}")
+            for style in sorted(styles):
+                count, new, old = styles[style]
+                lines.append(f"  {style:<38}{_share(new, count):>18}{_share(old, count):>18}")
         lines.append(f"{'later questions':<40}{'source in prompt':>18}{'answer in prompt':>18}")
         questions = [q for r in runs for q in r.questions]
         groups = (
@@ -118,6 +133,29 @@ def report(results: Iterable[SessionResult]) -> str:
             lines.append(
                 f"  {name:<38}{_share(source, len(chosen)):>18}{_share(answer, len(chosen)):>18}"
             )
+        kinds_asked = sorted({q.kind for q in questions if q.kind})
+        if kinds_asked:
+            lines.append(
+                f"{'later questions by kind':<40}{'source in prompt':>18}{'answer in prompt':>18}"
+            )
+            for kind in kinds_asked:
+                chosen = [q for q in questions if q.kind == kind]
+                source = sum(q.source_present for q in chosen)
+                answer = sum(q.answer_present for q in chosen)
+                shares = f"{_share(source, len(chosen)):>18}{_share(answer, len(chosen)):>18}"
+                lines.append(f"  {kind:<38}{shares}")
+        # A question whose answer spans two messages is two entries at one turn: both count.
+        together: list[list[Any]] = []
+        for run in runs:
+            by_turn: dict[int, list[Any]] = {}
+            for q in run.questions:
+                by_turn.setdefault(q.turn, []).append(q)
+            together.extend(group for group in by_turn.values() if len(group) > 1)
+        if together:
+            source = sum(all(q.source_present for q in group) for group in together)
+            answer = sum(all(q.answer_present for q in group) for group in together)
+            shares = f"{_share(source, len(together)):>18}{_share(answer, len(together)):>18}"
+            lines.append(f"  {'every part of a two-message answer':<38}{shares}")
         prompts = sum(r.prompts for r in runs)
         over = sum(r.over_budget for r in runs)
         invalid = sum(r.invalid for r in runs)

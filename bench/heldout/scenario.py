@@ -49,6 +49,8 @@ class Fact:
     #: Values in force for a while between ``value`` and ``corrected_to`` (a correction that
     #: was itself corrected), each with the turn that stated it: old values too.
     superseded: tuple[tuple[str, int], ...] = ()
+    #: How the correction was made ("marked", "retracted", ...), where a set labels it.
+    style: str = ""
 
     @property
     def old_values(self) -> tuple[str, ...]:
@@ -68,6 +70,9 @@ class Question:
     #: back, not a paraphrase of it.
     source_window: str
     shares_word: bool
+    #: What the question is about ("tool output", "spans two messages", ...), where a set
+    #: labels it. A question whose answer spans two messages is two of these at one turn.
+    kind: str = ""
 
 
 @dataclass

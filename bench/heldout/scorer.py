@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 
 from bench.heldout.generator import value_pattern
-from bench.heldout.scenario import Scenario, normalise
+from bench.heldout.scenario import Question, Scenario, normalise
 from tests.openai_counting import prompt_tokens
 
 _PIECES = re.compile(r"[\n;]")
@@ -87,6 +87,8 @@ class QuestionResult:
     source_role: str
     source_present: bool
     answer_present: bool
+    kind: str = ""
+    turn: int = 0
 
 
 @dataclass
@@ -98,6 +100,9 @@ class SessionResult:
     corrections: int = 0
     correction_new_present: int = 0
     correction_old_current: int = 0
+    #: style -> (corrections, new value present, old value presented as current), for a set
+    #: that labels how each correction was made.
+    by_style: dict[str, list[int]] = field(default_factory=dict)
     questions: list[QuestionResult] = field(default_factory=list)
     prompts: int = 0
     over_budget: int = 0
@@ -153,7 +158,9 @@ class Agent:
         created.raise_for_status()
         self.session = created.json()["id"]
         self.budget = created.json()["budget"]["input_budget"]
-        questions = {q.turn: q for q in scenario.questions}
+        questions: dict[int, list[Question]] = {}
+        for question in scenario.questions:
+            questions.setdefault(question.turn, []).append(question)
         # A turn may state more than one value (two facts in one message).
         stated: dict[int, list[str]] = {}
         for fact in scenario.facts:
@@ -175,8 +182,8 @@ class Agent:
             started.raise_for_status()
             turn_id = started.json()["turn_id"]
             last = self._check(f"turn {index}", started.json())
-            if index in questions:
-                self._score_question(questions[index], last)
+            for question in questions.get(index, ()):
+                self._score_question(question, last)
             for value in stated.get(index, ()):
                 self.result.stated += 1
                 self.result.stated_found += bool(value_pattern(value).search(prompt_text(last)))
@@ -216,7 +223,7 @@ class Agent:
         self._score_facts(last)
         return self.result
 
-    def _score_question(self, question: Any, messages: list[dict[str, Any]]) -> None:
+    def _score_question(self, question: Question, messages: list[dict[str, Any]]) -> None:
         text = prompt_text(messages)
         self.result.questions.append(
             QuestionResult(
@@ -224,6 +231,8 @@ class Agent:
                 source_role=question.source_role,
                 source_present=question.source_window in text,
                 answer_present=bool(value_pattern(question.value).search(text)),
+                kind=question.kind,
+                turn=question.turn,
             )
         )
 
@@ -242,5 +251,10 @@ class Agent:
             self.result.correction_new_present += present
             olds = [value_pattern(value) for value in fact.old_values]
             new = value_pattern(fact.corrected_to)
-            if any(old.search(line) and not new.search(line) for line in lines for old in olds):
-                self.result.correction_old_current += 1
+            shown = any(old.search(line) and not new.search(line) for line in lines for old in olds)
+            self.result.correction_old_current += shown
+            if fact.style:
+                row = self.result.by_style.setdefault(fact.style, [0, 0, 0])
+                row[0] += 1
+                row[1] += present
+                row[2] += shown
