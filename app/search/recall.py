@@ -222,7 +222,7 @@ class TurnRecall:
         # is in the reply, and a question nobody answered (a turn closed without one, the
         # user asking again) holds only the words of the item, which is why it ranks high.
         asked = {hit.seq: hit for hit in ranked if hit.role in _REPLY_ROLES and asks(hit)}
-        found = await self.search_index.at_seqs(
+        after = await self.search_index.at_seqs(
             session_id,
             [seq + 1 for seq in asked],
             states=_LEFT,
@@ -231,7 +231,7 @@ class TurnRecall:
         )
         replies = {
             seq - 1: _recall_hit(hit)
-            for seq, hit in found.items()
+            for seq, hit in after.items()
             if hit.role != asked[seq - 1].role  # the other side's answer, not a next question
         }
         unanswered = {hit.message_id for seq, hit in asked.items() if seq not in replies}
