@@ -584,6 +584,11 @@ def is_question(text: str) -> bool:
     return first is not None and first[0] in _ASKING and len(stripped) < 200
 
 
+def asks(hit: RecallHit) -> bool:
+    """Whether a recall hit asks (``is_question`` of what ``rank`` reads of it)."""
+    return _features(hit.text[:RANK_CHARS])[2]
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A message that left the prompt, with its score in the fused ranking (higher is

@@ -28,8 +28,8 @@ from app.budget.recall import (
     Candidate,
     RecallBlock,
     RecallHit,
+    asks,
     held_text,
-    is_question,
     locate,
     previous_recall,
     rank,
@@ -193,10 +193,11 @@ class TurnRecall:
         """The messages that left the prompt (or leave it now), in the order the block takes
         them: by their words alone; with embeddings, the words' best for the first
         ``WORDS_FIRST_SHARE`` of the block's places, then the fusion of both rankings. A
-        hit that asks (``is_question``) among the first ``limit / CANDIDATES_PER_HIT`` is
-        followed by its reply, the next message, when that left the prompt too: in a
-        dialogue the answer follows the line that names the item ("what did you do at the
-        picnic?" / "charades and a scavenger hunt") and often shares none of its words.
+        user or assistant hit that asks (``asks``) is followed by its reply, the next
+        message when the other side said it and it left the prompt too: in a dialogue the
+        answer follows the line that names the item ("what did you do at the picnic?" /
+        "charades and a scavenger hunt") and often shares none of its words. One with no
+        such reply is left out.
         Fusion rather than either one: a message both find
         comes first and each ranking's best stay near the top; and the words' own best
         are kept whatever the fusion says, because a message that shares the question's
@@ -221,16 +222,24 @@ class TurnRecall:
             kept = {hit.message_id for hit in first}
             ranked = first + [hit for hit in rank(fused, question) if hit.message_id not in kept]
         ranked = _located(ranked, found, terms, phrases, places=limit // CANDIDATES_PER_HIT)
-        # The block's places are the first hits': those of them that ask bring their reply.
-        asked = [hit for hit in ranked[: limit // CANDIDATES_PER_HIT] if is_question(hit.text)]
-        replies = await self.search_index.at_seqs(
+        # A hit that asks comes back with its reply, or not at all: what answers a question
+        # is in the reply, and a question nobody answered (a turn closed without one, the
+        # user asking again) holds only the words of the item, which is why it ranks high.
+        asked = {hit.seq: hit for hit in ranked if hit.role in _REPLY_ROLES and asks(hit)}
+        after = await self.search_index.at_seqs(
             session_id,
-            [hit.seq + 1 for hit in asked],
+            [seq + 1 for seq in asked],
             states=_LEFT,
             roles=_REPLY_ROLES,
             also=leaving,
         )
-        return with_replies(ranked, {seq - 1: _recall_hit(hit) for seq, hit in replies.items()})
+        replies = {
+            seq - 1: _recall_hit(hit)
+            for seq, hit in after.items()
+            if hit.role != asked[seq - 1].role  # the other side's answer, not a next question
+        }
+        unanswered = {hit.message_id for seq, hit in asked.items() if seq not in replies}
+        return with_replies([hit for hit in ranked if hit.message_id not in unanswered], replies)
 
     async def _fused(
         self,

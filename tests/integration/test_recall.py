@@ -337,6 +337,36 @@ async def test_the_reply_to_a_recalled_question_comes_back_with_it(apps: Running
     assert recalled.index("church picnic?") < recalled.index(answer)
 
 
+async def test_a_question_nobody_answered_is_not_recalled(apps: RunningApp) -> None:
+    # The user asked and the turn closed without an answer; the next turn asks again.
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True}))["id"]
+    await talk(client, sid, FACT)
+    unanswered = "Did Ana ever tell you the locker code of the Lisbon flat?"
+    asked = await start_turn(client, sid, unanswered)
+    await complete_turn(client, sid, asked["turn_id"], None)
+    await talk(client, sid, "Unrelated: book the museum for Sunday.", "And a table for two.")
+
+    prompt = await start_turn(client, sid, QUESTION)
+
+    assert FACT in recalled_text(prompt)
+    assert "Did Ana" not in recalled_text(prompt)
+
+
+async def test_the_next_question_is_not_taken_for_the_reply(apps: RunningApp) -> None:
+    # Two questions in a row, the first never answered: the second is no reply to it.
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True}))["id"]
+    first = await start_turn(client, sid, "What did you all do at the church picnic?")
+    await complete_turn(client, sid, first["turn_id"], None)
+    await talk(client, sid, "Can you book the museum for Sunday?", "And a table for two.")
+
+    prompt = await start_turn(client, sid, "What happened at the church picnic?")
+
+    assert "church picnic?" not in recalled_text(prompt)
+    assert "museum" not in recalled_text(prompt)
+
+
 async def test_a_statement_brings_no_reply_along(apps: RunningApp) -> None:
     _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
     sid = (await create_session(client, recall={"enabled": True}))["id"]
