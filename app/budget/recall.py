@@ -355,7 +355,9 @@ def locate(text: str, terms: Iterable[str], phrases: Iterable[str] = ()) -> int:
     shown, not the log's start."""
     if len(text) <= EXCERPT_SCAN_CHARS:
         return 0
-    scanned = text[:INDEXED_CHARS].lower()
+    # "İ" is the one character whose lower case is two ("i" and a combining dot): lowered
+    # as "i" here, every place found in ``scanned`` is the same place in ``text``.
+    scanned = text[:INDEXED_CHARS].replace("İ", "i").lower()
     place = _best_place(scanned, _wanted(terms, phrases))
     if place is None or place < EXCERPT_SCAN_CHARS - _LOCATE_LEAD_CHARS:
         return 0
@@ -450,6 +452,10 @@ _MIN_LINES = 50
 _CHARS_A_LINE = 100
 
 
+#: Matches inside longer words ``_occurrences`` looks past beyond four per place wanted.
+_EXTRA_FINDS = 16
+
+
 def _said(text: str, what: str, start: int, end: int, *, plural: bool) -> bool:
     """Whether ``what`` occurs as a whole word in ``text[start:end]``."""
     return (
@@ -469,10 +475,13 @@ def _occurrences(
 ) -> Iterator[int]:
     """Where ``what`` occurs in ``text[start:end]`` as a whole word (or words), with an "s"
     after it too when ``plural``: found by ``str.find``, the fastest scan Python has, at
-    most ``most`` times."""
+    most ``most`` times, after at most ``most * 4 + _EXTRA_FINDS`` matches inside longer
+    words: a digit said inside every number of a 256 kB dump costs a bounded scan, not one
+    Python step per number."""
     stop = len(text) if end is None else min(end, len(text))
-    at, seen = text.find(what, start, stop), 0
-    while at >= 0 and seen < most:
+    at, seen, finds = text.find(what, start, stop), 0, 0
+    while at >= 0 and seen < most and finds < most * 4 + _EXTRA_FINDS:
+        finds += 1
         after = at + len(what)
         if plural and text.startswith("s", after):
             after += 1 if not _is_word_char(text, after + 1) else 0
@@ -587,6 +596,16 @@ def is_question(text: str) -> bool:
 def asks(hit: RecallHit) -> bool:
     """Whether a recall hit asks (``is_question`` of what ``rank`` reads of it)."""
     return _features(hit.text[:RANK_CHARS])[2]
+
+
+def only_asks(hit: RecallHit, question: str) -> bool:
+    """Whether a hit that asks holds nothing the recall question lacks but the words of
+    what it asks about: no number or code of its own ("my booking ref is QX7P2L, can you
+    check in?" states the reference it asks with; "did Ana give you the locker code?"
+    only asks). Names do not count: in a dialogue every line names the other speaker."""
+    details, _, asking = _features(hit.text[:RANK_CHARS])
+    own = details - detail_tokens(question[:RANK_CHARS])
+    return asking and not any(char.isdigit() for detail in own for char in detail)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from app.budget.recall import (
     asks,
     held_text,
     locate,
+    only_asks,
     previous_recall,
     rank,
     recall_block,
@@ -238,7 +239,12 @@ class TurnRecall:
             for seq, hit in after.items()
             if hit.role != asked[seq - 1].role  # the other side's answer, not a next question
         }
-        unanswered = {hit.message_id for seq, hit in asked.items() if seq not in replies}
+        # A question that states a number or code of its own is an item in its own right.
+        unanswered = {
+            hit.message_id
+            for seq, hit in asked.items()
+            if seq not in replies and only_asks(hit, question)
+        }
         return with_replies([hit for hit in ranked if hit.message_id not in unanswered], replies)
 
     async def _fused(

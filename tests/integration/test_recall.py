@@ -599,3 +599,18 @@ async def test_a_message_with_no_word_to_look_for_searches_nothing(apps: Running
     assert recall_messages(prompt) == []
     row = (await audit_rows(client, sid))[-1]
     assert "recall" not in (row["block_telemetry"] or {})
+
+
+async def test_a_question_that_states_a_code_of_its_own_is_recalled(apps: RunningApp) -> None:
+    # Unanswered, but it states the booking it asks about: it is an item in its own right.
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True}))["id"]
+    asked = await start_turn(
+        client, sid, "My booking QX7P2L is on flight LH1234, can you check in?"
+    )
+    await complete_turn(client, sid, asked["turn_id"], None)
+    await talk(client, sid, "Unrelated: book the museum for Sunday.", "And a table for two.")
+
+    prompt = await start_turn(client, sid, "Which flight is booking QX7P2L on?")
+
+    assert "LH1234" in recalled_text(prompt)

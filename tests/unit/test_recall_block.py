@@ -396,3 +396,28 @@ def test_a_detail_near_the_start_of_a_long_message_keeps_the_message_from_its_st
     text = deploy_log(planted_at=5, lines=3_400)
 
     assert locate(text, ("payments", "deploy")) == 0
+
+
+def test_a_detail_deep_in_turkish_text_is_held_where_it_was_found() -> None:
+    # "İ" lowers to two characters: a place found in the lowered text must still be the
+    # place in the text itself, or the held text starts past the detail.
+    line = "İade İşlemi İptal edildi: İstanbul deposu, sipariş bekliyor\n"
+    text = line * 1_150 + "payments deploy failed: error_code=PAY-4821\n" + line * 100
+    terms = ("error", "code", "payments", "deploy")
+
+    offset = locate(text, terms)
+
+    assert offset > EXCERPT_SCAN_CHARS
+    assert held_text(text, offset).startswith("payments deploy failed: error_code=PAY-4821")
+
+
+def test_a_word_said_inside_every_number_still_lets_the_detail_be_found() -> None:
+    # "7" is inside every number of the dump and a whole word nowhere: the scan for it is
+    # bounded, and the words that are said still find their line.
+    dump = "".join(f"{n:012d} 7{n % 97:05d}77 {n * 7:09d}\n" for n in range(6_000))
+    text = dump + "payments deploy failed: error_code=PAY-4821\n" + dump[:20_000]
+    terms = ("7", "payments", "deploy", "error")
+
+    offset = locate(text, terms)
+
+    assert "payments deploy failed" in held_text(text, offset)[:3_000]
