@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
-from fastapi_offline import FastAPIOffline
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlalchemy.orm import Session
@@ -24,6 +23,7 @@ from app.auth.dependencies import require
 from app.auth.service import Scope, check_open_mode
 from app.caches import TTLCache
 from app.db import create_engine, ensure_schema
+from app.docs import install_assets
 from app.errors import ERROR_RESPONSES, error_body, install_error_handlers
 from app.limits import BodySizeLimit, FinishDespiteHangUp
 from app.logs import configure_logging, install_request_logging
@@ -211,16 +211,18 @@ def create_app(
             if tracing is not None:
                 tracing.shutdown()
 
-    # /docs and /redoc with the Swagger UI and ReDoc assets served from this process (FastAPI's
-    # own pages load them from a CDN: blank on an air-gapped install).
-    app = FastAPIOffline(
+    # FastAPI's own /docs and /redoc load their assets from a CDN; app/docs.py serves both
+    # pages with the assets from this process.
+    app = FastAPI(
         title="contextd",
         version=__version__,
         summary="Context assembly for LLM agents: every prompt fits, is valid, and is audited.",
         lifespan=lifespan,
-        static_url="/docs-assets",
+        docs_url=None,
+        redoc_url=None,
         telemetry=FASTAPI_TELEMETRY,
     )
+    install_assets(app)
     app.state.runtime = runtime
     app.state.database_recovery = DatabaseRecovery()
     install_error_handlers(app)

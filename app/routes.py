@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.audit.endpoints import router as audit_router
 from app.console.endpoints import router as console_router
 from app.context.endpoints import router as context_router
+from app.docs import router as docs_router
 from app.proxy.endpoints import router as drop_in_router
 from app.search.endpoints import router as search_router
 from app.sessions.endpoints import router as sessions_router
@@ -45,6 +46,7 @@ ROUTERS = (
     search_router,
     drop_in_router,
     console_router,
+    docs_router,
 )
 
 _serving: ContextVar[FastAPI | None] = ContextVar("contextd_serving_app", default=None)

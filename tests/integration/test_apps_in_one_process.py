@@ -3,7 +3,9 @@ keeps what is its own: its dependency overrides, its settings and its database."
 
 from __future__ import annotations
 
+import gc
 import shutil
+import weakref
 from pathlib import Path
 
 import httpx
@@ -75,3 +77,18 @@ async def test_apps_on_two_databases_each_serve_their_own(
 
 async def _create_with_goal(client: httpx.AsyncClient, goal: str) -> httpx.Response:
     return await client.post("/v1/sessions", json={"model": "gpt-4o-mini", "goal": goal})
+
+
+async def test_an_app_that_stopped_is_not_kept_in_memory(database_url: str) -> None:
+    running = RunningApp(database_url)
+    app, client = await running.start()
+    for page in ("/docs", "/redoc", "/docs/oauth2-redirect", "/healthz", "/readyz"):
+        assert (await client.get(page)).status_code == 200, page
+    await create_session(client)
+    await running.stop_all()
+    app_ref = weakref.ref(app)
+
+    del app, client
+    gc.collect()
+
+    assert app_ref() is None
