@@ -11,38 +11,31 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
-from fastapi_offline import FastAPIOffline
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlalchemy.orm import Session
 
 from app import __version__
-from app.audit.endpoints import router as audit_router
 from app.audit.retention import purge_periodically
 from app.audit.telemetry import watch_audit_rows
 from app.auth.cache import ApiKeyCache
 from app.auth.dependencies import require
 from app.auth.service import Scope, check_open_mode
 from app.caches import TTLCache
-from app.console.endpoints import router as console_router
-from app.context.endpoints import router as context_router
 from app.db import create_engine, ensure_schema
+from app.docs import install_assets
 from app.errors import ERROR_RESPONSES, error_body, install_error_handlers
 from app.limits import BodySizeLimit, FinishDespiteHangUp
 from app.logs import configure_logging, install_request_logging
 from app.metrics import Metrics, install_metrics
 from app.proxy.endpoints import close_upstream_client
-from app.proxy.endpoints import router as drop_in_router
 from app.recovery import DatabaseRecovery
+from app.routes import ServingApp, api_routes
 from app.runtime import Runtime
-from app.search.endpoints import router as search_router
-from app.sessions.endpoints import router as sessions_router
 from app.settings import Settings, export_tiktoken_cache_dir, get_settings
 from app.summarize import ExtractiveSummarizer, Summarizer
 from app.summarize.llm import LLMSummarizer
-from app.summary_jobs.endpoints import router as summary_jobs_router
 from app.summary_jobs.service import SummaryJobWorker
-from app.tokens.endpoints import router as tokens_router
 from app.tokens.models_file import check_tokenizer_files, model_registry
 from app.tokens.registry import TokenizerRegistry
 from app.tracing import (
@@ -52,7 +45,6 @@ from app.tracing import (
     instrument_engine,
     tracing_from_environment,
 )
-from app.turns.endpoints import router as turns_router
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -219,22 +211,26 @@ def create_app(
             if tracing is not None:
                 tracing.shutdown()
 
-    # /docs and /redoc with the Swagger UI and ReDoc assets served from this process (FastAPI's
-    # own pages load them from a CDN: blank on an air-gapped install).
-    app = FastAPIOffline(
+    # FastAPI's own /docs and /redoc load their assets from a CDN; app/docs.py serves both
+    # pages with the assets from this process.
+    app = FastAPI(
         title="contextd",
         version=__version__,
         summary="Context assembly for LLM agents: every prompt fits, is valid, and is audited.",
         lifespan=lifespan,
-        static_url="/docs-assets",
+        docs_url=None,
+        redoc_url=None,
         telemetry=FASTAPI_TELEMETRY,
     )
+    install_assets(app)
     app.state.runtime = runtime
     app.state.database_recovery = DatabaseRecovery()
     install_error_handlers(app)
-    # Innermost first. Whatever cancels a request (a server or a client transport on hang-up)
-    # does so from outside, so its work is shielded innermost; the request line and metrics
-    # are outermost, so that a body refused as too large is logged and counted too.
+    # Innermost first. The shared routes read this app's dependency overrides through
+    # ServingApp (app/routes.py). Whatever cancels a request (a server or a client transport on
+    # hang-up) does so from outside, so its work is shielded innermost; the request line and
+    # metrics are outermost, so that a body refused as too large is logged and counted too.
+    app.add_middleware(ServingApp, serving=app)
     app.add_middleware(FinishDespiteHangUp)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     install_request_logging(app, observe=runtime.metrics.observe_request)
@@ -244,15 +240,9 @@ def create_app(
     app.state.tracer = tracing.tracer if tracing is not None else None
     if tracing is not None:
         app.add_middleware(TracingMiddleware, tracer=tracing.tracer)
-    app.include_router(sessions_router)
-    app.include_router(turns_router)
-    app.include_router(audit_router)
-    app.include_router(context_router)
-    app.include_router(tokens_router)
-    app.include_router(summary_jobs_router)
-    app.include_router(search_router)
-    app.include_router(drop_in_router)
-    app.include_router(console_router)
+    # The routers' routes are built once per process and shared by its apps (app/routes.py):
+    # a process that builds many apps (the test suite) would otherwise build them for each.
+    app.router.routes.extend(api_routes())
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:
