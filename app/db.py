@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
-from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -75,15 +76,50 @@ MIGRATIONS_DIR = _migrations_dir()
 def dump_json(value: Any) -> str:
     """A JSON column's text: orjson's, several times faster than ``json.dumps`` on the turn
     path's columns (each message's content, the audit row's breakdowns, a summary's items).
-    ``json.dumps`` writes it, as it always did, where the two would differ: what orjson
-    refuses (an integer past 64 bits, a string with a lone surrogate, what neither can
-    encode) and any text with a ``null`` in it, since orjson writes NaN and infinities as
-    null where ``json`` writes ``NaN`` (which Postgres refuses: a 422, not a value lost)."""
+    ``json.dumps`` writes it, as it always did, where the two would store something
+    different: what orjson refuses (an integer past 64 bits, a string with a lone surrogate,
+    what neither can encode) and a value holding NaN or an infinity, which orjson writes as
+    null where ``json`` writes ``NaN`` (which Postgres refuses: a 422, not a value lost).
+    Only such a float turns into a ``null`` of orjson's, so a text without one is kept as is
+    and one with a ``null`` is looked through for such a float, not encoded a second time."""
     try:
         text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:
         return json.dumps(value)
-    return json.dumps(value) if b"null" in text else text.decode()
+    if b"null" in text and _holds_non_finite_float(value):
+        return json.dumps(value)
+    return text.decode()
+
+
+#: The scalars orjson never writes as ``null`` unless they are ``None`` (it refuses a float's
+#: subclass, which ``json`` then writes: only ``float`` itself is NaN or an infinity to it).
+_FINITE_SCALARS = frozenset({str, int, bool, type(None)})
+
+#: From this many members on, a container's types are sorted in one pass in C before any
+#: member is looked at: a list of hundreds of ids then costs a set, not a loop in Python;
+#: below it the loop is the cheaper of the two.
+_SORTED_BY_TYPE_FROM = 8
+
+
+def _holds_non_finite_float(value: Any) -> bool:
+    """Whether NaN or an infinity is anywhere in ``value``, a key of its dicts included."""
+    if type(value) is float:
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return _any_non_finite(value.keys()) or _any_non_finite(value.values())
+    if isinstance(value, list | tuple):
+        return _any_non_finite(value)
+    return False
+
+
+def _any_non_finite(members: Collection[Any]) -> bool:
+    """Whether NaN or an infinity is among or within ``members``."""
+    if len(members) >= _SORTED_BY_TYPE_FROM and set(map(type, members)) <= _FINITE_SCALARS:
+        return False
+    for member in members:
+        if type(member) not in _FINITE_SCALARS and _holds_non_finite_float(member):
+            return True
+    return False
 
 
 #: A run of digits that may be an integer past 64 bits, which orjson would read as a float.

@@ -79,6 +79,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "drop-in-agent": Benchmark("bench.drop_in_agent", "300-turn agents through the unmodified SDKs"),
     "drop-in-node": Benchmark("bench.drop_in_node", "the same through the openai npm package"),
     "drop-in-stream": Benchmark("bench.drop_in_stream", "time to first byte added, against LiteLLM's proxy"),
+    "json-columns": Benchmark("bench.json_columns", "a JSON column's text with a null in it: CPU per value"),
     "edge-cost": Benchmark("bench.edge_cost", "what routing, dependencies, validation and serialising cost a turn call"),
     "audit-indexes": Benchmark("bench.audit_indexes", "every audit statement's plan at volume, and each index set's write cost"),
     "pg-capacity": Benchmark("bench.pg_capacity", "Postgres CPU and storage per agent call"),

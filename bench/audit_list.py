@@ -3,7 +3,10 @@
 Creates a Postgres database of its own, migrates it, fills ``turn_context_audit`` with
 synthetic rows (``bench/audit_data.py``: generate_series, a few seconds per 100k), then asks
 the real app (in-process, over ASGI) for the first page and a deeper page of each filter,
-and prints the latencies and Postgres' plans (``EXPLAIN ANALYZE``). Finally it purges the
+and prints the latencies and Postgres' plans (``EXPLAIN ANALYZE``). The app lists a caller's
+own rows only, so each filter is asked with an ops key of the tenant that owns the rows it
+reads (the one it names, or the tenant of its session or turn, else ``tenant-0``), and the
+query alone is timed and explained as the app scopes it: to that tenant. Finally it purges the
 rows older than 20 days in batches, as ``contextd purge-audit`` does. The database is
 dropped at the end.
 
@@ -30,6 +33,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from app.audit.repository import AuditRepository
 from app.audit.retention import purge_audit
 from app.audit.schemas import AuditFilter
+from app.auth.callers import Scope
+from app.auth.service import KeyService
 from app.db import create_engine, migrate
 from app.models.base import utcnow
 from bench.audit_data import MODELS, fill_audit_rows
@@ -65,6 +70,37 @@ def _queries(rows: int) -> dict[str, dict[str, Any]]:
     }
 
 
+#: The tenant a filter that names neither a tenant, a session nor a turn is asked as.
+DEFAULT_OWNER = "tenant-0"
+
+
+async def _owner(engine: AsyncEngine, params: dict[str, Any]) -> str:
+    """The tenant whose rows a filter reads: the one it names, or its session's or turn's."""
+    if "tenant_id" in params:
+        return str(params["tenant_id"])
+    for column in ("session_id", "turn_id"):
+        if column in params:
+            async with engine.connect() as connection:
+                tenant = await connection.scalar(
+                    text(
+                        f"SELECT tenant_id FROM turn_context_audit WHERE {column} = :value LIMIT 1"
+                    ),
+                    {"value": params[column]},
+                )
+            return str(tenant)
+    return DEFAULT_OWNER
+
+
+async def _ops_keys(engine: AsyncEngine, tenants: set[str]) -> dict[str, dict[str, str]]:
+    """An ops key for each tenant, as the header that sends it."""
+    headers = {}
+    async with AsyncSession(engine) as db, db.begin():
+        for tenant in sorted(tenants):
+            issued = await KeyService(db).create(tenant_id=tenant, scopes=[Scope.OPS])
+            headers[tenant] = {"Authorization": f"Bearer {issued.key}"}
+    return headers
+
+
 def _session(rows: int) -> str:
     """A session from the middle of the data."""
     return f"bench-{rows // 200 // 2}"
@@ -80,13 +116,17 @@ async def _admin(server_url: str, statement: str) -> None:
 
 
 async def _timed_get(
-    client: httpx.AsyncClient, path: str, params: dict[str, Any], repeat: int
+    client: httpx.AsyncClient,
+    path: str,
+    params: dict[str, Any],
+    repeat: int,
+    headers: dict[str, str],
 ) -> tuple[list[float], dict[str, Any]]:
     timings: list[float] = []
     body: dict[str, Any] = {}
     for _ in range(repeat):
         started = time.perf_counter()
-        response = await client.get(path, params=params)
+        response = await client.get(path, params=params, headers=headers)
         timings.append((time.perf_counter() - started) * 1000)
         response.raise_for_status()
         body = response.json()
@@ -133,20 +173,23 @@ async def run(server_url: str, rows: int, repeat: int) -> None:
         )
 
         queries = _queries(rows)
+        owners = {label: await _owner(engine, params) for label, params in queries.items()}
+        rollup_owner = await _owner(engine, {"session_id": _session(rows)})
+        keys = await _ops_keys(engine, {*owners.values(), rollup_owner})
         print(  # noqa: T201
             "page of 50, newest first; 'db' is the query alone (repository, ORM rows), 'http' "
             "the whole GET through the app (JSON included); milliseconds"
         )
         print(  # noqa: T201
-            f"{'GET /v1/audit filter':<30} {'rows':>5} {'db p50':>7} {'db p95':>7} "
+            f"{'GET /v1/audit filter':<30} {'as':<9} {'rows':>5} {'db p50':>7} {'db p95':>7} "
             f"{'http p50':>9} {'http p95':>9} {'page 2 http p50':>16}"
         )
         async with running_app(database_url) as client:
             for label, params in queries.items():
-                filters = AuditFilter.model_validate(params)
+                filters = AuditFilter.model_validate({**params, "tenant_id": owners[label]})
                 database = await _timed_query(engine, filters, repeat)
                 timings, body = await _timed_get(
-                    client, "/v1/audit", {**params, "limit": 50}, repeat
+                    client, "/v1/audit", {**params, "limit": 50}, repeat, keys[owners[label]]
                 )
                 second = "-"
                 if body["next_before_id"] is not None:
@@ -155,18 +198,25 @@ async def run(server_url: str, rows: int, repeat: int) -> None:
                         "/v1/audit",
                         {**params, "limit": 50, "before_id": body["next_before_id"]},
                         repeat,
+                        keys[owners[label]],
                     )
                     second = f"{statistics.median(page_two):.2f}"
                 print(  # noqa: T201
-                    f"{label:<30} {len(body['items']):>5} {statistics.median(database):>7.2f} "
+                    f"{label:<30} {owners[label]:<9} {len(body['items']):>5} "
+                    f"{statistics.median(database):>7.2f} "
                     f"{percentile(database, 0.95):>7.2f} {statistics.median(timings):>9.2f} "
                     f"{percentile(timings, 0.95):>9.2f} {second:>16}"
                 )
             timings, rollup = await _timed_get(
-                client, "/v1/audit/rollup", {"session_id": _session(rows)}, repeat
+                client,
+                "/v1/audit/rollup",
+                {"session_id": _session(rows)},
+                repeat,
+                keys[rollup_owner],
             )
             print(  # noqa: T201
-                f"{'GET /v1/audit/rollup?session_id':<30} {rollup['assemblies']:>5} "
+                f"{'GET /v1/audit/rollup?session_id':<30} {rollup_owner:<9} "
+                f"{rollup['assemblies']:>5} "
                 f"{'':>7} {'':>7} {statistics.median(timings):>9.2f} "
                 f"{percentile(timings, 0.95):>9.2f}"
             )
@@ -175,10 +225,11 @@ async def run(server_url: str, rows: int, repeat: int) -> None:
         async with AsyncSession(engine) as db:
             repository = AuditRepository(db)
             for label, params in queries.items():
+                filters = AuditFilter.model_validate({**params, "tenant_id": owners[label]})
                 plan = await repository.explain_list(
-                    AuditFilter.model_validate(params), before_id=None, limit=51, analyze=True
+                    filters, before_id=None, limit=51, analyze=True
                 )
-                print(f"\n-- {label}")  # noqa: T201
+                print(f"\n-- {label} (as {owners[label]})")  # noqa: T201
                 print("\n".join(plan))  # noqa: T201
 
         cutoff = utcnow() - timedelta(days=20)

@@ -345,6 +345,11 @@ def generate(seed: int, turns: int = TURNS) -> Scenario:
         ]
         return rng.choice(starts)
 
+    def answered_next(at: int, request: str, question: str, said: str) -> None:
+        """The user's request and the assistant's question at ``at``, the answer right after."""
+        slots[at] = Turn(request, (), question, "fact")
+        slots[at + 1] = Turn(said, (), rng.choice(ACKS), "fact")
+
     asked = rng.sample(ASKED, ANSWERS + LATER_ANSWERS)
     for number, frame in enumerate(asked):
         value = rng.choice(frame.values)
@@ -352,8 +357,7 @@ def generate(seed: int, turns: int = TURNS) -> Scenario:
         question = _asking(rng, agent, frame.question, frame.options)
         if number < ANSWERS:
             at = free_run(2)
-            slots[at] = Turn(frame.request, (), question, "fact")
-            slots[at + 1] = Turn(said, (), rng.choice(ACKS), "fact")
+            answered_next(at, frame.request, question, said)
             facts.append(Fact("answer, next message", value, at + 1))
             continue
         chat = rng.random() < 0.6
@@ -371,9 +375,8 @@ def generate(seed: int, turns: int = TURNS) -> Scenario:
         first, second = rng.choice(frame2.first), rng.choice(frame2.second)
         at = free_run(2)
         question = _asking(rng, agent, frame2.question, ())
-        slots[at] = Turn(frame2.request, (), question, "fact")
         said = rng.choice(frame2.replies).format(a=first, b=second)
-        slots[at + 1] = Turn(said, (), rng.choice(ACKS), "fact")
+        answered_next(at, frame2.request, question, said)
         facts.append(Fact("one reply to two questions", first, at + 1))
         facts.append(Fact("one reply to two questions", second, at + 1))
 

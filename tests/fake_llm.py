@@ -5,6 +5,7 @@ never, or with a 5xx), so that contextd's LLM summariser meets every failure a r
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import random
 import threading
@@ -54,15 +55,16 @@ class FakeChat:
     def __post_init__(self) -> None:
         self.gate.set()
 
-    def summary(self, prompt: dict[str, Any]) -> dict[str, Any]:
+    def summary(self, prompt: dict[str, Any], *, seed: int) -> dict[str, Any]:
         """A good summary: the previous one's items, then one fact per new message (the
-        first sentence; a user's marked as theirs)."""
+        first sentence; a user's marked as theirs). What it drops and how it reorders are
+        drawn from ``seed``."""
         previous = prompt.get("previous_summary") or {}
         sections: dict[str, list[dict[str, Any]]] = {
             name: list(previous.get(name, []))
             for name in ("key_facts", "decisions", "open_questions", "action_items")
         }
-        rng = random.Random(len(self.requests))
+        rng = random.Random(seed)
         if self.mode == "drop_facts":
             for name, items in sections.items():
                 sections[name] = [i for i in items if rng.random() >= self.drop_share]
@@ -111,7 +113,9 @@ class FakeChat:
         elif self.mode == "error_text":
             content = "I'm sorry, but I can't help with that request."
         else:
-            summary = self.summary(json.loads(body["messages"][1]["content"]))
+            summary = self.summary(
+                json.loads(body["messages"][1]["content"]), seed=request_seed(body["messages"])
+            )
             if self.mode == "long_once" and not repairing:
                 summary["key_facts"] += [
                     {"text": f"Detail {i}: " + "the weather was mild and pleasant " * 4}
@@ -132,6 +136,13 @@ class FakeChat:
                 ],
             }
         )
+
+
+def request_seed(messages: list[dict[str, Any]]) -> int:
+    """A seed drawn from a request's messages alone, so that the same request gets the same
+    answer whichever requests came before it (in this run or in another, in any order)."""
+    text = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
 @contextmanager

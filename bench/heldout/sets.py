@@ -1,5 +1,6 @@
-"""What the second, third and fourth held-out sets share: the frame a user's detail is made
-from, the turns still free, when a correction may come, and where the later questions go.
+"""What the second to fifth held-out sets share: the frame a user's detail is made from, the
+turns still free, when a correction may come, where the later questions go, and how the
+third, fourth and fifth sets build an agent's working turns from their own agents' words.
 
 Each set keeps its own words (frames, phrasings, agents); only the rules that place them are
 here, so that a set written apart from the others differs in what users say, not in how a
@@ -8,12 +9,14 @@ session is laid out. Moving a set onto these left its sessions byte-identical fo
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from bench.heldout.generator import MIN_QUESTION_GAP, source_window
-from bench.heldout.scenario import Question, SourceRole, Turn, shares_a_word
+from bench.heldout.scenario import Question, SourceRole, Step, ToolCall, Turn, shares_a_word
 
 #: A tool's output, drawn afresh each call.
 Output = Callable[[random.Random], str]
@@ -135,3 +138,63 @@ class Agent:
 def pick(*words: str) -> Callable[[random.Random], str]:
     """A value drawn from ``words``."""
     return lambda rng: rng.choice(words)
+
+
+class AgentWords(Protocol):
+    """What a set's agents module says for its agents: the text of a step, a call's id, a
+    request, a tool call with its output, the assistant's prose. Each set has its own."""
+
+    @property
+    def STEP_TEXTS(self) -> Sequence[str | None]: ...
+
+    def call_id(self, rng: random.Random) -> str: ...
+
+    def request(self, rng: random.Random, agent: Agent) -> str: ...
+
+    def tool_call(
+        self, rng: random.Random, agent: Agent
+    ) -> tuple[str, dict[str, object], Output]: ...
+
+    def prose(self, rng: random.Random, agent: Agent) -> str: ...
+
+
+@dataclass(frozen=True)
+class WorkingTurns:
+    """An agent's working turns as the third, fourth and fifth sets lay them out, in the words
+    of a set's agents module; the sets differ only in how many calls a step makes, drawn
+    uniformly from ``calls_per_step``. Every draw is made in the order the sets made it
+    when each had its own copy, so a seed's session stays the same, byte for byte."""
+
+    words: AgentWords
+    calls_per_step: tuple[int, ...]
+
+    def step(self, rng: random.Random, agent: Agent) -> Step:
+        """One LLM call that asked for tools: its calls and their results."""
+        calls, results = [], []
+        for _ in range(rng.choice(self.calls_per_step)):
+            name, arguments, output = self.words.tool_call(rng, agent)
+            call_id = self.words.call_id(rng)
+            calls.append(ToolCall(call_id, name, json.dumps(arguments, ensure_ascii=False)))
+            results.append(output(rng))
+        return Step(rng.choice(self.words.STEP_TEXTS), tuple(calls), tuple(results))
+
+    def routine(self, rng: random.Random, agent: Agent, answer: str | None = None) -> Turn:
+        """A request, zero to three steps, and the answer (``answer``, or prose)."""
+        steps = tuple(self.step(rng, agent) for _ in range(rng.choice((0, 1, 1, 1, 2, 2, 3))))
+        return Turn(
+            self.words.request(rng, agent), steps, answer or self.words.prose(rng, agent), "routine"
+        )
+
+    def tool_detail(self, rng: random.Random, agent: Agent, detail: Detail, value: str) -> Turn:
+        """A routine turn one of whose tool calls returns the record that holds ``value``."""
+        tool = agent.tool(detail.tool)
+        call_id = self.words.call_id(rng)  # drawn before the arguments, as the sets drew it
+        arguments = json.dumps(tool.arguments(rng), ensure_ascii=False)
+        call = ToolCall(call_id, tool.name, arguments)
+        step = Step(rng.choice(self.words.STEP_TEXTS), (call,), (detail.record.format(v=value),))
+        steps = (
+            *(self.step(rng, agent) for _ in range(rng.choice((0, 1)))),
+            step,
+            *(self.step(rng, agent) for _ in range(rng.choice((0, 0, 1)))),
+        )
+        return Turn(self.words.request(rng, agent), steps, self.words.prose(rng, agent), "routine")

@@ -22,7 +22,6 @@ tool returned, long after they were said.
 
 from __future__ import annotations
 
-import json
 import random
 
 from bench.heldout.fifth import agents as a
@@ -33,12 +32,10 @@ from bench.heldout.scenario import (
     Question,
     Scenario,
     SourceRole,
-    Step,
-    ToolCall,
     Turn,
     shares_a_word,
 )
-from bench.heldout.sets import Agent, Detail, correction_start, free_pairs, free_turns
+from bench.heldout.sets import Agent, WorkingTurns, correction_start, free_pairs, free_turns
 
 MODEL = "gpt-4o-mini"
 CONTEXT_LIMIT = 8192
@@ -120,39 +117,16 @@ QUESTION_LEADS = ("", "", "", "", "quick q: ", "sorry, ", "remind me, ", "wait â
 CLOSING = "ok that's me done for today"
 
 
-def _step(rng: random.Random, agent: Agent) -> Step:
-    calls, results = [], []
-    for _ in range(rng.choice((1, 1, 1, 1, 2, 2, 3))):
-        name, arguments, output = a.tool_call(rng, agent)
-        calls.append(ToolCall(a.call_id(rng), name, json.dumps(arguments, ensure_ascii=False)))
-        results.append(output(rng))
-    return Step(rng.choice(a.STEP_TEXTS), tuple(calls), tuple(results))
-
-
-def _routine(rng: random.Random, agent: Agent, answer: str | None = None) -> Turn:
-    steps = tuple(_step(rng, agent) for _ in range(rng.choice((0, 1, 1, 1, 2, 2, 3))))
-    return Turn(a.request(rng, agent), steps, answer or a.prose(rng, agent), "routine")
-
-
-def _tool_detail(rng: random.Random, agent: Agent, detail: Detail, value: str) -> Turn:
-    """A routine turn one of whose tool calls returns the record that holds ``value``."""
-    tool = agent.tool(detail.tool)
-    call = ToolCall(a.call_id(rng), tool.name, json.dumps(tool.arguments(rng), ensure_ascii=False))
-    step = Step(rng.choice(a.STEP_TEXTS), (call,), (detail.record.format(v=value),))
-    steps = (
-        *(_step(rng, agent) for _ in range(rng.choice((0, 1)))),
-        step,
-        *(_step(rng, agent) for _ in range(rng.choice((0, 0, 1)))),
-    )
-    return Turn(a.request(rng, agent), steps, a.prose(rng, agent), "routine")
+#: This set's agents' working turns: a step makes one to three tool calls.
+WORK = WorkingTurns(a, calls_per_step=(1, 1, 1, 1, 2, 2, 3))
 
 
 def _filler(rng: random.Random, agent: Agent) -> Turn:
     draw = rng.random()
     if draw < 0.45:
-        return _routine(rng, agent)
+        return WORK.routine(rng, agent)
     if draw < 0.57:
-        turn = _routine(rng, agent)
+        turn = WORK.routine(rng, agent)
         return Turn(rng.choice(REPEATS), turn.steps, turn.answer, "routine")
     if draw < 0.72:
         return Turn(a.request(rng, agent), (), a.prose(rng, agent), "prose")
@@ -394,11 +368,11 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         value = detail.value(rng)
         asks = (detail.ask_shared, detail.ask_other)
         if detail.tool:
-            slots[at] = _tool_detail(rng, agent, detail, value)
+            slots[at] = WORK.tool_detail(rng, agent, detail, value)
             sources.append(("tool", at, detail.record.format(v=value), value, asks, f.Q_TOOL))
         else:
             said = f"{a.prose(rng, agent)}\n\n{detail.sentence.format(v=value)}"
-            slots[at] = _routine(rng, agent, answer=said)
+            slots[at] = WORK.routine(rng, agent, answer=said)
             sources.append(("assistant", at, said, value, asks, f.Q_ASSISTANT))
 
     halves_indices = (halves_first, halves_first + 1)

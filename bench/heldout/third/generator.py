@@ -8,16 +8,15 @@ about user facts and about details the assistant or a tool stated, long after th
 
 from __future__ import annotations
 
-import json
 import random
 
 from bench.heldout.generator import check_values_unique
-from bench.heldout.scenario import Fact, Scenario, Step, ToolCall, Turn
+from bench.heldout.scenario import Fact, Scenario, Turn
 from bench.heldout.sets import (
     Agent,
-    Detail,
     Frame,
     Source,
+    WorkingTurns,
     ask_later,
     correction_start,
     free_pairs,
@@ -98,37 +97,14 @@ QUESTION_LEADS = ("", "", "", "hey, ", "quick q: ", "sorry, ", "btw ")
 CLOSING = "ok that's it for today, cheers"
 
 
-def _step(rng: random.Random, agent: Agent) -> Step:
-    calls, results = [], []
-    for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):
-        name, arguments, output = a.tool_call(rng, agent)
-        calls.append(ToolCall(a.call_id(rng), name, json.dumps(arguments, ensure_ascii=False)))
-        results.append(output(rng))
-    return Step(rng.choice(a.STEP_TEXTS), tuple(calls), tuple(results))
-
-
-def _routine(rng: random.Random, agent: Agent, answer: str | None = None) -> Turn:
-    steps = tuple(_step(rng, agent) for _ in range(rng.choice((0, 1, 1, 1, 2, 2, 3))))
-    return Turn(a.request(rng, agent), steps, answer or a.prose(rng, agent), "routine")
-
-
-def _tool_detail(rng: random.Random, agent: Agent, detail: Detail, value: str) -> Turn:
-    """A routine turn one of whose tool calls returns the record that holds ``value``."""
-    tool = agent.tool(detail.tool)
-    call = ToolCall(a.call_id(rng), tool.name, json.dumps(tool.arguments(rng), ensure_ascii=False))
-    step = Step(rng.choice(a.STEP_TEXTS), (call,), (detail.record.format(v=value),))
-    steps = (
-        *(_step(rng, agent) for _ in range(rng.choice((0, 1)))),
-        step,
-        *(_step(rng, agent) for _ in range(rng.choice((0, 0, 1)))),
-    )
-    return Turn(a.request(rng, agent), steps, a.prose(rng, agent), "routine")
+#: This set's agents' working turns: a step makes one to three tool calls.
+WORK = WorkingTurns(a, calls_per_step=(1, 1, 1, 2, 2, 3))
 
 
 def _filler(rng: random.Random, agent: Agent) -> Turn:
     draw = rng.random()
     if draw < 0.55:
-        return _routine(rng, agent)
+        return WORK.routine(rng, agent)
     if draw < 0.72:
         return Turn(a.request(rng, agent), (), a.prose(rng, agent), "prose")
     if draw < 0.9:
@@ -243,11 +219,11 @@ def generate(seed: int, turns: int = 280) -> Scenario:
         value = detail.value(rng)
         asks = (detail.ask_shared, detail.ask_other)
         if detail.tool:
-            slots[at] = _tool_detail(rng, agent, detail, value)
+            slots[at] = WORK.tool_detail(rng, agent, detail, value)
             sources.append(("tool", at, detail.record.format(v=value), value, asks))
         else:
             answer = f"{a.prose(rng, agent)}\n\n{detail.sentence.format(v=value)}"
-            slots[at] = _routine(rng, agent, answer=answer)
+            slots[at] = WORK.routine(rng, agent, answer=answer)
             sources.append(("assistant", at, answer, value, asks))
 
     for index in rng.sample(range(len(facts)), min(ASKED, len(facts))):
