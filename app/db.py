@@ -299,6 +299,35 @@ class _DriverExecution:
         """Nothing of ours to clean up (SQLAlchemy calls this on a failed statement)."""
 
 
+#: Where a session keeps the connection of its transaction (``AsyncSession.info``).
+_CONNECTION = "contextd.connection"
+
+
+async def connection_of(db: AsyncSession) -> AsyncConnection:
+    """The connection of ``db``'s transaction, as ``db.connection()`` returns it.
+
+    ``AsyncSession.connection()`` crosses into a greenlet and through the session's
+    transaction on every call, even when the transaction holds its connection already: some
+    40 µs, three or four times on every turn call. The connection is kept with the
+    transaction it belongs to, and asked for again once that transaction ends, or once the
+    connection was invalidated (a dropped database), so that the session says what is
+    wrong as it always did."""
+    transaction = db.sync_session.get_transaction()
+    known = db.info.get(_CONNECTION)
+    if (
+        known is not None
+        and transaction is not None
+        and known[0] is transaction
+        and transaction.is_active
+        and not known[1].sync_connection.invalidated
+    ):
+        connection: AsyncConnection = known[1]
+        return connection
+    connection = await db.connection()
+    db.info[_CONNECTION] = (db.sync_session.get_transaction(), connection)
+    return connection
+
+
 async def fetch_rows(
     connection: AsyncConnection, statement: DriverStatement, params: Mapping[str, Any]
 ) -> Sequence[Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from app.budget.tokens import TokenCounter, count_message, count_tools, reply_priming
@@ -176,6 +177,15 @@ def chat_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
+@lru_cache(maxsize=32)
+def _digest(text: str) -> str:
+    """The system message's hash, remembered for the last few texts: between two policy
+    events every call of a session shows the same one, and once its summary is long (~150 kB
+    at 10,000 stored messages) encoding and hashing it took 0.1-0.2 ms a call, where finding
+    it again costs a string hash and a comparison."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def prompt_fingerprint(system: ChatMessage | None, message_seqs: Sequence[int]) -> list[str]:
     """A compact identity of a prompt, message by message: stored messages never change, so
     their place in the session (``seq``) stands for them; the system message is hashed.
@@ -184,8 +194,7 @@ def prompt_fingerprint(system: ChatMessage | None, message_seqs: Sequence[int]) 
     fingerprint goes out with the same write as the rest of the session's changes."""
     fingerprint = []
     if system is not None:
-        digest = hashlib.sha256(str(system["content"]).encode()).hexdigest()[:16]
-        fingerprint.append(f"s:{digest}")
+        fingerprint.append(f"s:{_digest(str(system['content']))}")
     fingerprint.extend(f"q:{seq}" for seq in message_seqs)
     return fingerprint
 

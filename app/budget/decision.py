@@ -329,9 +329,11 @@ def plan_assembly(snapshot: Snapshot) -> Plan:
     stored = snapshot.stored[len(applied) :]
     recounts: list[tuple[int, int]] = []
     counted: list[tuple[Message, int]] = []
+    # A counter's name is built from its rules on each read: read once, not once a message.
+    counter_name = counter.name
     for message in stored:
         tokens = message.tokens
-        if tokens is None or message.encoding != counter.name:
+        if tokens is None or message.encoding != counter_name:
             tokens = count_message(counter, message.chat())
             recounts.append((message.id, tokens))
         counted.append((message, tokens))

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import String, bindparam, delete, func, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import DriverStatement, WriteBatch, fetch_rows, update_row
+from app.db import DriverStatement, WriteBatch, connection_of, fetch_rows, update_row
 from app.models import (
     IdempotencyRecord,
     MessageRecord,
@@ -85,7 +85,7 @@ class SessionRepository:
         session run one after the other (Postgres; SQLite takes its database lock at the
         start of every transaction)."""
         params = {"tenant_id": self.tenant_id, "session_id": session_id}
-        rows = await fetch_rows(await self.db.connection(), _LOCKED_ROW, params)
+        rows = await fetch_rows(await connection_of(self.db), _LOCKED_ROW, params)
         return SessionRow(*rows[0]) if rows else None
 
     def add(self, record: SessionRecord) -> None:

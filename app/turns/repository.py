@@ -32,6 +32,7 @@ from app.db import (
     DriverStatement,
     WriteBatch,
     bound_values,
+    connection_of,
     dump_json,
     fetch_rows,
     insert_rows,
@@ -373,7 +374,7 @@ class TurnRepository:
 
     async def get_turn(self, session_id: str, turn_id: str) -> TurnRow | None:
         params = {**self._params(session_id), "turn_id": turn_id}
-        rows = await fetch_rows(await self.db.connection(), _TURN, params)
+        rows = await fetch_rows(await connection_of(self.db), _TURN, params)
         return TurnRow(*rows[0]) if rows else None
 
     async def latest_summary(self, session_id: str) -> SummaryRecord | None:
@@ -411,7 +412,7 @@ class TurnRepository:
         Run it after the session lock, never within the locking statement: a statement's
         snapshot predates its wait for the lock, so it would miss what the previous holder
         of the lock wrote."""
-        connection = await self.db.connection()
+        connection = await connection_of(self.db)
         dialect = connection.dialect.name
         params = {
             **self._params(session_id),

@@ -48,7 +48,7 @@ from app.budget.openai_format import to_openai
 from app.budget.reasoning import reasoning_rule
 from app.budget.summary import SummaryContent
 from app.budget.tokens import content_text, count_message
-from app.db import WriteBatch
+from app.db import WriteBatch, connection_of
 from app.errors import BudgetExceededError, ConflictError, NotFoundError, ToolCallIdReusedError
 from app.metrics import model_label
 from app.models import (
@@ -299,7 +299,7 @@ class TurnService:
             batch, session_id, turn_count=session.turn_count, message_count=message_count
         )
         self._record_cache_read(batch, session, turn_id, step=turn.steps, usage=body.usage)
-        await batch.send(await self.db.connection())
+        await batch.send(await connection_of(self.db))
         if self.folds_ahead is not None:
             # The turn is over: the next turn start's fold, if it was prepared, is made now.
             self.folds_ahead.start(self.tenant_id, session_id)
@@ -507,7 +507,7 @@ class TurnService:
         if not decision.accepted:
             audit["latency_ms"] = (time.perf_counter() - started) * 1000
             self.audit.insert(batch, audit)
-            await batch.send(await self.db.connection())
+            await batch.send(await connection_of(self.db))
             raise BudgetExceededError(
                 f"the prompt needs {decision.figures.final} tokens even after summarising "
                 f"and pruning, over the input budget of {decision.budget.input_budget}",
@@ -532,7 +532,7 @@ class TurnService:
             audit["summary_id"] = summary_id
         audit["latency_ms"] = (time.perf_counter() - started) * 1000
         self.audit.insert(batch, audit)
-        await batch.send(await self.db.connection())
+        await batch.send(await connection_of(self.db))
 
         if turn.new and self.folds_ahead is not None:
             self._prepare_next_fold(plan, decision)

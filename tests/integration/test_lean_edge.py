@@ -14,8 +14,10 @@ from typing import Any, NoReturn
 import fastapi.dependencies.utils
 import httpx
 import pytest
+from pydantic import BaseModel
 
 from app import edge
+from app.turns.schemas import AssemblyOut, TurnOut
 from tests.conftest import RunningApp
 from tests.support import create_session
 
@@ -97,6 +99,41 @@ async def test_a_turn_answers_with_its_declared_status_and_json(
     assert completed.status_code == 200
     assert completed.json()["status"] == "completed"
     assert completed.json()["assistant_output"] == "Nothing to book."
+
+
+async def test_a_prompt_is_written_as_pydantic_writes_its_model(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client)
+    text = 'Zürich → Lisboa, «quoted» "twice", a tab\there, \u2028 and 😀 <script>\\'
+
+    started = await client.post(
+        f"/v1/sessions/{session['id']}/turns", json={"message": {"content": text}}
+    )
+    completed = await client.post(
+        f"/v1/sessions/{session['id']}/turns/{started.json()['turn_id']}/complete",
+        json={"assistant": {"content": text}},
+    )
+
+    assert started.status_code == 201
+    assert started.json()["messages"][-1]["content"] == text
+    assert (
+        started.content
+        == AssemblyOut.model_validate_json(started.content).model_dump_json(by_alias=True).encode()
+    )
+    assert (
+        completed.content
+        == TurnOut.model_validate_json(completed.content).model_dump_json(by_alias=True).encode()
+    )
+
+
+def test_an_answer_orjson_refuses_is_written_by_pydantic() -> None:
+    class Answer(BaseModel):
+        value: dict[str, Any]
+
+    answer = Answer(value={"big": 2**70, "small": 1.5})
+
+    assert edge._dumped(answer) == answer.model_dump_json(by_alias=True).encode()
 
 
 async def test_a_body_sent_as_application_vnd_json_is_read_as_json(
