@@ -164,6 +164,8 @@ class FoldsAhead:
         self._in_flight = 0
         #: Summaries being read ahead of their first fold (``read_ahead``).
         self._reading: set[asyncio.Task[None]] = set()
+        #: Summaries to read ahead once their session's turn is over (``read_ahead``).
+        self._to_read: OrderedDict[SessionKey, tuple[SummaryContent, TokenCounter]] = OrderedDict()
         #: Ids of the summaries this worker made: their items were read as they were folded.
         self._made_here: LRU[int, bool] = LRU(max_sessions)
 
@@ -244,15 +246,35 @@ class FoldsAhead:
         """This worker folded the summary ``summary_id``: reading it ahead is of no use."""
         self._made_here.put(summary_id, True)
 
-    def read_ahead(self, summary_id: int, content: SummaryContent, counter: TokenCounter) -> None:
-        """Read off a summary this worker has just loaded, and did not make, what a fold on
-        top of it reads (:func:`app.summarize.extractive.read_items`), in the thread kept for
-        work between turns: the session's next fold, made between turns or on a turn start,
-        then reads only its new messages instead of every carried item on the request path."""
+    def read_ahead(
+        self,
+        tenant_id: str,
+        session_id: str,
+        summary_id: int,
+        content: SummaryContent,
+        counter: TokenCounter,
+    ) -> None:
+        """Remember to read off a summary this worker has just loaded, and did not make, what
+        a fold on top of it reads (:func:`app.summarize.extractive.read_items`), once the
+        session's turn is over (``start_reading``): the session's next fold, made between
+        turns or on a turn start, then reads only its new messages instead of every carried
+        item on the request path."""
         if self._made_here.get(summary_id):
             return
+        session = (tenant_id, session_id)
+        self._to_read[session] = (content, counter)
+        self._to_read.move_to_end(session)
+        while len(self._to_read) > self.max_sessions:
+            self._to_read.popitem(last=False)
+
+    def start_reading(self, tenant_id: str, session_id: str) -> None:
+        """Read the session's summary ahead of its fold, if one waits (its turn is over), in
+        the thread kept for work between turns, before the fold ``start`` queues after it."""
+        waiting = self._to_read.pop((tenant_id, session_id), None)
+        if waiting is None:
+            return
         task = asyncio.get_running_loop().create_task(
-            self._read(content, counter), name="summary-read-ahead"
+            self._read(*waiting), name=f"summary-read-ahead-{session_id}"
         )
         self._reading.add(task)
         task.add_done_callback(self._reading.discard)
@@ -271,6 +293,7 @@ class FoldsAhead:
 
     async def close(self) -> None:
         """Stop every fold under way (the app is shutting down)."""
+        self._to_read.clear()
         for reading in list(self._reading):
             reading.cancel()
             with contextlib.suppress(asyncio.CancelledError):

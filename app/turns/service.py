@@ -300,8 +300,10 @@ class TurnService:
         )
         self._record_cache_read(batch, session, turn_id, step=turn.steps, usage=body.usage)
         await batch.send(await self.db.connection())
+        # The turn is over: a summary this worker loaded and did not make is read now, then
+        # the next turn start's fold, if it was prepared, is made (in that order, one thread).
+        self.runtime.folds_ahead.start_reading(self.tenant_id, session_id)
         if self.folds_ahead is not None:
-            # The turn is over: the next turn start's fold, if it was prepared, is made now.
             self.folds_ahead.start(self.tenant_id, session_id)
         return TurnOut(
             id=turn.id,
@@ -373,12 +375,15 @@ class TurnService:
     def _budget(self, session: SessionRow) -> SessionBudget:
         return session_budget(session, settings=self.settings, tokenizers=self.runtime.tokenizers)
 
-    async def _summary(self, head: SummaryHead, counter: TokenCounter) -> SummaryContent:
+    async def _summary(
+        self, session_id: str, head: SummaryHead, counter: TokenCounter
+    ) -> SummaryContent:
         """A summary's content, parsed once per process: summaries never change. Cached only
         once read back committed, under its id and creation time (see ``SummaryHead``).
 
         A summary this worker did not make (a restart, another worker's) is read ahead of
-        its first fold here, off the request path (``FoldsAhead.read_ahead``)."""
+        its first fold, off the request path, once the turn is over
+        (``FoldsAhead.read_ahead``)."""
         key = (head.id, head.created_at)
         content = self.runtime.summaries.get(key)
         if content is None:
@@ -388,7 +393,9 @@ class TurnService:
             content = summary_content(record)
             self.runtime.summaries.put(key, content)
             if isinstance(self.runtime.summarizer, ExtractiveSummarizer):
-                self.runtime.folds_ahead.read_ahead(head.id, content, counter)
+                self.runtime.folds_ahead.read_ahead(
+                    self.tenant_id, session_id, head.id, content, counter
+                )
         return content
 
     async def _snapshot(
@@ -451,7 +458,7 @@ class TurnService:
                     turn_seq=head.turn_seq,
                     from_seq=head.from_seq,
                     to_seq=head.to_seq,
-                    content=await self._summary(head, resolved.counter),
+                    content=await self._summary(session.id, head, resolved.counter),
                 )
                 if head is not None
                 else None
