@@ -422,6 +422,7 @@ def cpu_summary(stack: Stack) -> dict[str, dict[str, dict[str, float]]]:
             "server_ms": statistics.median(s for s, _ in spent) / 1e6,
             "postgres_ms": statistics.median(p for _, p in spent) / 1e6,
             "server_mean_ms": statistics.fmean(s for s, _ in spent) / 1e6,
+            "server_max_ms": max(s for s, _ in spent) / 1e6,
             "postgres_mean_ms": statistics.fmean(p for _, p in spent) / 1e6,
             "calls": len(spent),
         }
@@ -708,6 +709,34 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def tails(results: dict[str, Any]) -> str:
+    """Each stack's p95 against its own p50, per call (the tail target), and the most CPU one
+    call of the server took (a fold made on the turn start, or a worker's first)."""
+    stacks = results.get("stacks")
+    if not stacks:
+        return ""
+    names = list(stacks)
+    lines = [
+        "| stored messages | call | "
+        + " | ".join(f"{name} p50 / p95 (ms) | p95 ÷ p50 | server CPU max (ms)" for name in names)
+        + " |",
+        "|---:|---|" + "---:|---:|---:|" * len(names),
+    ]
+    for size in sorted(int(s) for s in results["contextd"]):
+        for call in CALLS:
+            cells = []
+            for name in names:
+                row = stacks[name]["calls"][call][str(size)]
+                cpu = stacks[name]["cpu"][call][str(size)]
+                cells.append(
+                    f"{row['median_ms']:.2f} / {row['p95_ms']:.2f} | "
+                    f"{row['p95_ms'] / row['median_ms']:.2f}x | "
+                    f"{cpu.get('server_max_ms', 0.0):.2f}"
+                )
+            lines.append(f"| {size:,} | {CALL_NAMES[call]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def ratios(results: dict[str, Any]) -> str:
     """Each call's p50 against the bare stack's, measured in the same rounds, and the CPU
     each call cost the server's processes and its Postgres backends."""
@@ -808,6 +837,7 @@ def main() -> None:
     )
     print(table(results))  # noqa: T201
     print(ratios(results))  # noqa: T201
+    print(tails(results))  # noqa: T201
     for target in results["targets"]:
         print(f"  {'PASS' if target['pass'] else 'MISS'}  {target['target']}: {target['measured']}")  # noqa: T201
 

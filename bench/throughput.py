@@ -34,6 +34,7 @@ from sqlalchemy.engine import Engine
 from bench import synth
 from bench.common import DEFAULT_SERVER, fresh_database, int_list, running_app
 from bench.wire import Connection
+from tests import processes
 from tests.processes import REPO, ServerProcess, stop_process
 
 MODEL = "gpt-4o"
@@ -107,10 +108,13 @@ async def count_round_trips(server_url: str, prefix: str, turns: int = 8) -> dic
 
 
 def free_port() -> int:
+    port = processes.free_port()
+    if port:
+        return port
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+        given: int = probe.getsockname()[1]
+        return given
 
 
 class BareServer:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -12,6 +13,31 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 _LISTENING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
+#: ``FIRST-LAST``: the ports servers started here may take (a machine that reserves a range
+#: for benchmarks); unset, the system picks any free port.
+PORTS_VARIABLE = "CONTEXTD_BENCH_PORTS"
+#: Ports handed out by this process: a server given one may not be listening yet.
+_HANDED_OUT: set[int] = set()
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on now: the first free one of the range
+    ``CONTEXTD_BENCH_PORTS`` names, or any the system gives (0 lets the server pick)."""
+    allowed = os.environ.get(PORTS_VARIABLE, "")
+    if not allowed:
+        return 0
+    first, _, last = allowed.partition("-")
+    for port in range(int(first), int(last or first) + 1):
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError(f"no free port in {PORTS_VARIABLE}={allowed}")
 
 
 def stop_process(process: subprocess.Popen[bytes]) -> None:
@@ -26,7 +52,8 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
 
 
 class ServerProcess:
-    """One ``contextd serve --port 0``; its output goes to ``log`` (a pipe would fill up)."""
+    """One ``contextd serve`` on a free port (:func:`free_port`); its output goes to ``log``
+    (a pipe would fill up)."""
 
     def __init__(
         self, database_url: str, log: Path, *, checkout: Path = REPO, **settings: str
@@ -41,7 +68,16 @@ class ServerProcess:
         self.log = log
         with log.open("wb") as output:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", "0"],
+                [
+                    sys.executable,
+                    "-m",
+                    "app",
+                    "serve",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(free_port()),
+                ],
                 env=environment,
                 cwd=checkout,
                 stdout=output,

@@ -625,15 +625,25 @@ _ENDINGS = ("ership", "ings", "ing", "ers", "ied", "ies", "ed", "es", "er", "s",
 def subject_words(text: str) -> set[str]:
     """The words that say what a statement is about (common words aside), each without its
     English ending."""
-    found = set()
-    for word in _words(text.lower()):
-        # "the offsite's" and, in French or Italian, "l'offsite", "dell'ufficio" are about
-        # the offsite and the office.
-        word = re.sub(r"['\u2019]s$", "", word)
-        word = re.sub(r"^\w{1,4}['\u2019]", "", word)
-        if len(word) >= 3 and word not in _COMMON:
-            found.add(_stem(word))
+    found = {_subject_word(word) for word in _words(text.lower())}
+    found.discard("")
     return found
+
+
+#: "the offsite's" and, in French or Italian, "l'offsite", "dell'ufficio" are about the
+#: offsite and the office.
+_POSSESSIVE = re.compile(r"['\u2019]s$")
+_ELIDED = re.compile(r"^\w{1,4}['\u2019]")
+
+
+@lru_cache(maxsize=65_536)
+def _subject_word(word: str) -> str:
+    """A lower-cased word as a word of a subject ("" for a common or short one): remembered
+    per word, since a fold weighs the same words in hundreds of statements."""
+    word = _ELIDED.sub("", _POSSESSIVE.sub("", word))
+    if len(word) >= 3 and word not in _COMMON:
+        return _stem(word)
+    return ""
 
 
 #: A value negated ("not Lisbon", and in French, German, Spanish, Portuguese, Polish: "pas à

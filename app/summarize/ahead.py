@@ -43,10 +43,11 @@ from datetime import datetime
 from app.budget.decision import SourceText, SummaryWork
 from app.budget.summary import SummaryContent
 from app.budget.tokens import TokenCounter
+from app.caches import LRU
 from app.models.base import utcnow
 from app.offload import between_turns
 from app.summarize.base import SummaryRequest
-from app.summarize.extractive import summarize_extractive
+from app.summarize.extractive import read_items, summarize_extractive
 
 logger = logging.getLogger(__name__)
 
@@ -161,6 +162,12 @@ class FoldsAhead:
         self._chars = 0
         #: Folds started and not over (one runs, the others wait for it).
         self._in_flight = 0
+        #: Summaries being read ahead of their first fold (``read_ahead``).
+        self._reading: set[asyncio.Task[None]] = set()
+        #: Summaries to read ahead once their session's turn is over (``read_ahead``).
+        self._to_read: OrderedDict[SessionKey, tuple[SummaryContent, TokenCounter]] = OrderedDict()
+        #: Ids of the summaries this worker made: their items were read as they were folded.
+        self._made_here: LRU[int, bool] = LRU(max_sessions)
 
     @property
     def chars_held(self) -> int:
@@ -235,8 +242,62 @@ class FoldsAhead:
         waited_ms = (time.perf_counter() - waiting) * 1000
         return FoldMade(content, made_at, fold_ms, waited_ms, items_json)
 
+    def made_here(self, summary_id: int) -> None:
+        """This worker folded the summary ``summary_id``: reading it ahead is of no use."""
+        self._made_here.put(summary_id, True)
+
+    def read_ahead(
+        self,
+        tenant_id: str,
+        session_id: str,
+        summary_id: int,
+        content: SummaryContent,
+        counter: TokenCounter,
+    ) -> None:
+        """Remember to read off a summary this worker has just loaded, and did not make, what
+        a fold on top of it reads (:func:`app.summarize.extractive.read_items`), once the
+        session's turn is over (``start_reading``): the session's next fold, made between
+        turns or on a turn start, then reads only its new messages instead of every carried
+        item on the request path."""
+        if self._made_here.get(summary_id):
+            return
+        session = (tenant_id, session_id)
+        self._to_read[session] = (content, counter)
+        self._to_read.move_to_end(session)
+        while len(self._to_read) > self.max_sessions:
+            self._to_read.popitem(last=False)
+
+    def start_reading(self, tenant_id: str, session_id: str) -> None:
+        """Read the session's summary ahead of its fold, if one waits (its turn is over), in
+        the thread kept for work between turns, before the fold ``start`` queues after it."""
+        waiting = self._to_read.pop((tenant_id, session_id), None)
+        if waiting is None:
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._read(*waiting), name=f"summary-read-ahead-{session_id}"
+        )
+        self._reading.add(task)
+        task.add_done_callback(self._reading.discard)
+
+    async def _read(self, content: SummaryContent, counter: TokenCounter) -> None:
+        try:
+            await between_turns(lambda: read_items(content, counter))
+        except Exception:
+            # Only a cost moves: the fold reads the items itself and meets any failure there.
+            logger.warning("reading a summary ahead of its fold failed", exc_info=True)
+
+    async def settled(self) -> None:
+        """Wait for the summaries being read ahead (tests, and shutdown)."""
+        while self._reading:
+            await asyncio.gather(*self._reading, return_exceptions=True)
+
     async def close(self) -> None:
         """Stop every fold under way (the app is shutting down)."""
+        self._to_read.clear()
+        for reading in list(self._reading):
+            reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
         tasks = [fold.task for fold in self._folds.values() if fold.task is not None]
         self._folds.clear()
         self._chars = 0

@@ -47,7 +47,7 @@ from app.budget.decision import (
 from app.budget.openai_format import to_openai
 from app.budget.reasoning import reasoning_rule
 from app.budget.summary import SummaryContent
-from app.budget.tokens import content_text, count_message
+from app.budget.tokens import TokenCounter, content_text, count_message
 from app.db import WriteBatch, connection_of
 from app.errors import BudgetExceededError, ConflictError, NotFoundError, ToolCallIdReusedError
 from app.metrics import model_label
@@ -300,8 +300,10 @@ class TurnService:
         )
         self._record_cache_read(batch, session, turn_id, step=turn.steps, usage=body.usage)
         await batch.send(await connection_of(self.db))
+        # The turn is over: a summary this worker loaded and did not make is read now, then
+        # the next turn start's fold, if it was prepared, is made (in that order, one thread).
+        self.runtime.folds_ahead.start_reading(self.tenant_id, session_id)
         if self.folds_ahead is not None:
-            # The turn is over: the next turn start's fold, if it was prepared, is made now.
             self.folds_ahead.start(self.tenant_id, session_id)
         return TurnOut(
             id=turn.id,
@@ -373,9 +375,15 @@ class TurnService:
     def _budget(self, session: SessionRow) -> SessionBudget:
         return session_budget(session, settings=self.settings, tokenizers=self.runtime.tokenizers)
 
-    async def _summary(self, head: SummaryHead) -> SummaryContent:
+    async def _summary(
+        self, session_id: str, head: SummaryHead, counter: TokenCounter
+    ) -> SummaryContent:
         """A summary's content, parsed once per process: summaries never change. Cached only
-        once read back committed, under its id and creation time (see ``SummaryHead``)."""
+        once read back committed, under its id and creation time (see ``SummaryHead``).
+
+        A summary this worker did not make (a restart, another worker's) is read ahead of
+        its first fold, off the request path, once the turn is over
+        (``FoldsAhead.read_ahead``)."""
         key = (head.id, head.created_at)
         content = self.runtime.summaries.get(key)
         if content is None:
@@ -384,6 +392,10 @@ class TurnService:
                 raise NotFoundError("summary_not_found", f"summary {head.id} is gone")
             content = summary_content(record)
             self.runtime.summaries.put(key, content)
+            if isinstance(self.runtime.summarizer, ExtractiveSummarizer):
+                self.runtime.folds_ahead.read_ahead(
+                    self.tenant_id, session_id, head.id, content, counter
+                )
         return content
 
     async def _snapshot(
@@ -446,7 +458,7 @@ class TurnService:
                     turn_seq=head.turn_seq,
                     from_seq=head.from_seq,
                     to_seq=head.to_seq,
-                    content=await self._summary(head),
+                    content=await self._summary(session.id, head, resolved.counter),
                 )
                 if head is not None
                 else None
@@ -530,6 +542,7 @@ class TurnService:
             self._record_cache_read(batch, session, turn.id, step=step - 1, usage=usage)
         if summary_id is not None:  # the summary this prompt shows
             audit["summary_id"] = summary_id
+            self.runtime.folds_ahead.made_here(summary_id)
         audit["latency_ms"] = (time.perf_counter() - started) * 1000
         self.audit.insert(batch, audit)
         await batch.send(await connection_of(self.db))

@@ -8,11 +8,11 @@ import threading
 from collections.abc import Mapping
 
 from app.budget.decision import SourceText, SummaryWork
-from app.budget.summary import SummaryContent
+from app.budget.summary import SummaryContent, SummaryItem
 from app.offload import between_turns, off_the_loop
 from app.summarize.ahead import FoldKey, FoldsAhead
 from app.summarize.base import SummaryRequest
-from app.summarize.extractive import summarize_extractive
+from app.summarize.extractive import summarize_extractive, texts_read
 from tests.unit.test_decision_properties import COUNTER
 
 SOURCES = (
@@ -222,3 +222,48 @@ async def test_a_fold_still_waiting_behind_another_is_not_waited_for() -> None:
     release.set()
     assert await folds.take(_key(session_id="s2")) is not None
     assert folds.chars_held == 0
+
+
+def _carried_summary(words: str) -> SummaryContent:
+    """A summary carrying three of the user's statements of its own (``words`` makes them
+    texts no other test has read)."""
+    return SummaryContent(
+        summary_text="Earlier conversation.",
+        key_facts=tuple(
+            SummaryItem(f"My {thing} is {words} {number}.", (number,), from_user=True)
+            for number, thing in enumerate(("locker", "desk", "badge"), start=1)
+        ),
+    )
+
+
+async def test_a_summary_loaded_and_not_made_here_is_read_once_its_turn_is_over() -> None:
+    folds = FoldsAhead()
+    before = texts_read()
+    folds.read_ahead("t1", "s1", 41, _carried_summary("Quillon"), COUNTER)
+    await folds.settled()
+    assert texts_read() == before  # the turn is not over yet
+    folds.start_reading("t1", "s1")
+    await folds.settled()
+    assert texts_read() == before + 3
+
+
+async def test_a_summary_this_worker_made_is_not_read_again() -> None:
+    folds = FoldsAhead()
+    folds.made_here(42)
+    before = texts_read()
+    folds.read_ahead("t1", "s1", 42, _carried_summary("Vessany"), COUNTER)
+    folds.start_reading("t1", "s1")
+    await folds.settled()
+    assert texts_read() == before
+
+
+async def test_summaries_waiting_to_be_read_are_bounded_by_the_sessions_kept() -> None:
+    folds = FoldsAhead(max_sessions=2)
+    for number, session in enumerate(("s1", "s2", "s3")):
+        folds.read_ahead("t1", session, 50 + number, _carried_summary(f"Orrin{number}"), COUNTER)
+    before = texts_read()
+    for session in ("s1", "s2", "s3"):
+        folds.start_reading("t1", session)
+    await folds.settled()
+    # The oldest gave way: two summaries of three statements each were read.
+    assert texts_read() == before + 6
