@@ -422,7 +422,7 @@ def _answer_candidate(
     asked = messages[index - 1] if index else before
     if message.role != "user" or asked is None or asked.role != "assistant":
         return None
-    if len(message.text) > MAX_ITEM_CHARS or not is_answer(message.text):
+    if not _needs_its_question(message.text):
         return None
     subject = _question_subject(asked)
     if not subject:
@@ -432,15 +432,22 @@ def _answer_candidate(
     return _Candidate("said", 0, item, index)
 
 
+def _needs_its_question(reply: str) -> bool:
+    """Whether the user's ``reply`` is a short answer that says nothing alone ("Thursday",
+    "the 17th", "eksekutif aja"): it is kept with its question's subject. An answer that is
+    a statement on its own ("5th, no lift") is judged as one, at no extra cost."""
+    return len(reply) <= MAX_ITEM_CHARS and is_answer(reply) and _tier(reply) > Tier.PLAIN
+
+
 def _answered_next(messages: tuple[SourceMessage, ...], index: int) -> bool:
-    """Whether the user's message right after ``messages[index]`` (the assistant's) is a
-    short answer to its question: the question is no longer open."""
+    """Whether the user's message right after ``messages[index]`` (the assistant's) answers
+    its question in a line of its own: the question is no longer open."""
     after = index + 1
     return (
         after < len(messages)
         and messages[after].role == "user"
-        and len(messages[after].text) <= MAX_ITEM_CHARS
-        and is_answer(messages[after].text)
+        and _needs_its_question(messages[after].text)
+        and bool(_question_subject(messages[index]))
     )
 
 
@@ -453,7 +460,7 @@ def _question_before(
     open question citing the newest message that summary cites."""
     if earlier is None or not messages or messages[0].role != "user":
         return None
-    if len(messages[0].text) > MAX_ITEM_CHARS or not is_answer(messages[0].text):
+    if not _needs_its_question(messages[0].text):
         return None
     cited = [_newest(item) for field in SECTION_TITLES for item in getattr(earlier, field)]
     newest = max(cited, default=-1)
