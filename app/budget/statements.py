@@ -635,7 +635,9 @@ def question_subject(question: str) -> str:
     kept: list[str] = []
     for word in _words(question):
         caseless = not word.isascii() and _size([word]) > 1
-        if word.lower() in _QUESTION_FILLER or word.lower() in _FUNCTION_WORDS:
+        # "What's", "who's": the word of asking with its verb.
+        bare = re.sub(r"['\u2019](?:s|re|ll|d)$", "", word.lower())
+        if bare in _QUESTION_FILLER or bare in _FUNCTION_WORDS:
             continue
         if len(word) < _SUBJECT_WORD_LETTERS and not caseless and not word[:1].isupper():
             continue

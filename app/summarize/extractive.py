@@ -194,12 +194,13 @@ def _abbreviation(token: str) -> bool:
     return _DOTTED.match(token) is not None or token[:-1].lower() in _ABBREVIATIONS
 
 
-def split_sentences(text: str) -> list[str]:
+def split_sentences(text: str, *, list_marks: bool = False) -> list[str]:
     """``text`` cut into sentences, one line never joined to the next.
 
     A full stop after an abbreviation (Dr., e.g., U.S.) or an initial (J. R. Smith) does not
     end a sentence, nor does one followed by a lower-case word; decimals, versions, addresses
-    and file paths are never cut.
+    and file paths are never cut. With ``list_marks`` (a user's message), a numbered list's
+    mark at the start of a line ("1. The venue is …") stays with its line.
     """
     sentences: list[str] = []
     for line in text.splitlines():
@@ -214,7 +215,7 @@ def split_sentences(text: str) -> list[str]:
             if end.group().rstrip() == "." and (
                 _abbreviation(words[-1] + ".")
                 # A numbered list's mark ("1. The venue is …") opens its line, it ends nothing.
-                or (start == 0 and len(words) == 1 and words[0].isdigit())
+                or (list_marks and start == 0 and len(words) == 1 and words[0].isdigit())
                 or (following.islower() and len(words[-1].strip("(\"'[")) <= 1)
             ):
                 continue
@@ -373,7 +374,7 @@ def _user_candidates(message: SourceMessage, position: int) -> list[_Candidate]:
     sentences = (
         [text]
         if whole and is_correction(text)
-        else _with_clauses_after_questions(split_sentences(message.text))
+        else _with_clauses_after_questions(split_sentences(message.text, list_marks=True))
     )
     for raw in sentences:
         for sentence in (p for part in _requests_apart(raw) for p in _pieces(part)):
