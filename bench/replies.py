@@ -33,7 +33,7 @@ import asyncio
 import random
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -467,14 +467,21 @@ def summarizer_settings(summarizer: str) -> Iterator[dict[str, Any]]:
 
 
 async def run(
-    seeds: list[int], turns: int, recall: bool, settings: dict[str, Any], label: str
+    seeds: list[int],
+    turns: int,
+    recall: bool,
+    settings: dict[str, Any],
+    label: str,
+    make: Callable[[int, int], Scenario] | None = None,
 ) -> list[SessionResult]:
-    """Each seed's session through the real app (in process, a throwaway SQLite file)."""
+    """Each seed's session (of ``make``, this module's :func:`generate` unless given) through
+    the real app (in process, a throwaway SQLite file)."""
+    make = make or generate
     results = []
     async with running_app(settings=settings) as client:
         for seed in seeds:
             started = time.perf_counter()
-            result = await Agent(client, generate(seed, turns), recall=recall).run()
+            result = await Agent(client, make(seed, turns), recall=recall).run()
             results.append(result)
             print(  # noqa: T201
                 f"{label}seed {seed}: {sum(h for h, _ in result.facts.values())}/"

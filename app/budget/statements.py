@@ -119,6 +119,22 @@ _THAT_CLAUSE = re.compile(
     r"means?|draft|write|warn|add)\b[^.?!]{0,40}\bthat\b\s+\S+\s+\S+",
     re.IGNORECASE,
 )
+#: A fact inside a question or a request about telling somebody: a verb of telling, then a
+#: clause of its own ("should I tell the landlord the rent is now 1,450?", "do I need to let
+#: Marco know the venue moved to …", "muss ich dem Vermieter sagen, dass …", "est-ce que je
+#: dois dire au client que …", "czy mam powiedzieć ekipie, że …").
+_TOLD = re.compile(
+    r"\b(?:tell|let\s+(?!me\b|us\b)\S+(?:\s+\S+)?\s+know|remind|inform|warn|sagen|"
+    r"mitteilen|dire|prévenir|decir|digo|avisar|dizer|avvisare|powiedzieć|poinformować|zeggen|"
+    r"сказать|сообщить)\b[^.?!]{0,40}?"
+    r"(?:\bthat\s+(?:\S+\s+){0,3}?(?:is|are|was|were|has|have|had|will|moved|changed|"
+    r"starts?|stays?|goes)\b"
+    r"|\b(?:dass|que|qu['\u2019]|że|che|dat|что)\b"
+    r"|\b(?:the|his|her|their|our|my)\s+\S+(?:\s+\S+)?\s+(?:is|are|was|were|has|have|moved|"
+    r"changed|starts?|stays?|goes)\b"
+    r"|\b(?:we|they|he|she|it)(?:['\u2019](?:re|s)\b|\s+(?:are|is|were|was|have|has|will)\b))",
+    re.IGNORECASE,
+)
 #: A reason given: a conjunction and a clause with a verb of its own ("since Anselm approves
 #: …", "given that the key rotates …"), not a time ("since this morning").
 _REASON = re.compile(
@@ -419,6 +435,7 @@ def _states_something(text: str, mood: str) -> bool:
     if (
         (_OPENING_CLAUSE.match(text) and not _WH_WORD.match(text))
         or _THAT_CLAUSE.search(text)
+        or _TOLD.search(text)
         or _REASON.search(text)
         or _STATED_CLAUSE.search(text)
         or _SUBJECT_CLAUSE.search(text)
@@ -454,11 +471,16 @@ def tier(sentence: str) -> Tier:
     user, their people, a rule, a reason, a role) is a statement. A declarative sentence
     is judged by what it holds: names in any script, numbers and dates in words, the
     speaker and their people."""
-    text = sentence.strip().lstrip("-*>•").strip()
+    if _ANSWER_LINE.match(sentence):
+        return Tier.STATEMENT
+    listed = _LIST_MARK.match(sentence.strip()) is not None
+    text = _LIST_MARK.sub("", sentence.strip(), count=1).lstrip("-*>•").strip()
     words = _words(text)
     if not words:
         return Tier.SMALL_TALK
     named = _named(text)
+    if listed and _listed_fact(text):
+        return Tier.STATEMENT
     if _SMALL_TALK.match(text) and len(words) <= 8 and not named:
         return Tier.SMALL_TALK
     if _size(words) <= 2 and not _short_value(text, named):
@@ -500,6 +522,135 @@ def _short_value(text: str, named: bool) -> bool:
         c.isupper() or (c.isalpha() and not c.islower()) for c in text
     )
     return named or named_abroad or any(c.isdigit() for c in text)
+
+
+#: A line of a list as users jot them: "- ", "* ", "• ", "1. ", "2) ".
+_LIST_MARK = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
+#: An imperative's first word followed by a number is a label ("budget 4,200 euros").
+_LABEL_THEN_NUMBER = re.compile(r"^[^\W\d_][\w'\u2019-]*\s+\d")
+#: A list line as "label: value" ("- dietary: vegetarian").
+_LISTED_LABEL = re.compile(r"^[^\W\d_][\w' -]{0,30}:\s+[^\W_]")
+#: A list line of this many words says something of its own.
+_LISTED_STATEMENT_WORDS = 3
+
+
+def _listed_fact(text: str) -> bool:
+    """Whether a line of a list the user jotted down states a fact ("- 62 people", "2) PO
+    number PO-91147", "• Treffpunkt ist an der Speicherstadt"): it asks for no work and asks
+    nothing, and holds a value or a few words of its own. A list's lines are terse: a count
+    or an amount with no verb is a fact there, where a sentence that short would be chat."""
+    if text.rstrip().endswith(("?", "\uff1f")) or _REQUEST.match(text) or _POLITE.search(text):
+        return False
+    if _imperative(text) and not _LABEL_THEN_NUMBER.match(text):
+        return False
+    return (
+        len(_words(text)) >= _LISTED_STATEMENT_WORDS
+        or _LISTED_LABEL.match(text) is not None
+        or any(c.isdigit() for c in text)
+        or _named(text)
+        or _foreign(text)
+        or bool(_NUMBER_WORDS.search(text))
+    )
+
+
+#: What joins the subject of the assistant's question to the user's terse answer in one
+#: line ("delivery day? \u2192 Thursday"): the answer is the user's, verbatim.
+ANSWER_ARROW = " \u2192 "
+_ANSWER_LINE = re.compile(r"^[^\n?]{1,80}\?" + ANSWER_ARROW + r"\S")
+#: The answer to a question is this short (words), or it is a statement of its own.
+ANSWER_WORDS = 10
+#: A bare yes or no (and its like) opening an answer: what follows it is the value.
+_ASSENT = re.compile(
+    r"^(?:yes|yeah|yep|yup|no|nope|ok(?:ay)?|sure|s[ií]|oui|ja|nein|non|tak|nie|da|evet|"
+    r"hay[\u0131i]r)\b[\s,.!:;\u2014\u2013-]*",
+    re.IGNORECASE,
+)
+#: Putting an answer off is no answer ("let me check with Dave", "hang on, checking").
+_PUT_OFF = re.compile(
+    r"\b(?:let me|i['\u2019]ll|i will|not sure|no idea|don['\u2019]t know|dunno|checking|"
+    r"hang on|hold on|one sec|brb|good question)\b",
+    re.IGNORECASE,
+)
+#: Words of a question that do not name what it asks about.
+_QUESTION_FILLER_TEXT = """want wants need needs like would could should shall does will with
+    into what which when where whom whose else something anything usually use used know think
+    mind okay prefer rather there here just also first then your yours them they this that
+    these those from have been make made take give keep more most much many some put get set let see
+    ahead proceed continue start done help sound sounds good fine right correct look looks
+    happy ready work works"""
+_QUESTION_FILLER = frozenset(_QUESTION_FILLER_TEXT.split())
+#: The subject of a question is told in at most this many of its words.
+SUBJECT_WORDS = 3
+_SUBJECT_WORD_CHARS = 12
+#: Shorter words do not name a subject ("it", "go"); "day" and "van" do.
+_SUBJECT_WORD_LETTERS = 3
+
+
+def is_answer(reply: str) -> bool:
+    """Whether a short message the user sends after the assistant asked something reads as
+    the answer ("Thursday", "the blue one, 40 units", "yes, both, three months each"): not
+    a request ("can you check the logs"), a question, a word of courtesy, a bare yes or no,
+    or an answer put off ("let me check with Dave")."""
+    text = " ".join(reply.split())
+    words = _words(text)
+    if not words or _size(words) > ANSWER_WORDS or "\n" in reply.strip():
+        return False
+    # A first word of one or two letters opens no imperative in an answer: "é a Inês
+    # Carvalho" is "it's Inês Carvalho", "go with Leeds" picks one.
+    if _REQUEST.match(text) or _PUT_OFF.search(text) or (_imperative(text) and len(words[0]) > 2):
+        return False
+    if _ASKING.match(text) or text.startswith("\u00bf") or text.endswith(("?", "\uff1f")):
+        return False
+    value = _ASSENT.sub("", text).strip()
+    if not _words(value) or _COURTESY.search(value):
+        return False
+    named = _named(value) or _named(f"x {value}")
+    return not (_SMALL_TALK.match(value) and not named and not any(c.isdigit() for c in value))
+
+
+#: A question that asks for a value, not for a yes: a word of asking ("which", "when", "how
+#: many"…) in the languages users write in most, or a choice between things ("…, or …?").
+#: "Send as is?" or "OK to proceed?" wants a yes; what follows it is the next request.
+_ASKS_FOR_VALUE = re.compile(
+    r"\b(?:which|what|when|where|who|whom|whose|how|or|welche[rsmn]?|wann|wo|wer|wen|wem|wie|"
+    r"wieviele?|oder|quel(?:le)?s?|quand|où|qui|combien|ou|qu['\u2019]est|qué|cuál(?:es)?|"
+    r"cuánt[oa]s?|dónde|cuándo|quién|qual|quais|quant[oaie]s?|quando|onde|quem|quale|dove|"
+    r"che|chi|ile|jaki[emch]*|jak[aąi]|któr[aeyi]\w*|gdzie|kiedy|kto|czy|welke?|wanneer|waar|"
+    r"hoeveel|hangi|nerede|kim|kaç|apa|mana|berapa|kapan|siapa|когда|где|кто|как\w*|"
+    r"сколько|котор\w+|كم|ما|أي|متى|أين|من)\b"
+    r"|[何哪几幾多谁誰]|什么|什麼|어느|무엇|몇|언제|어디|누구",
+    re.IGNORECASE,
+)
+
+
+def asks_for_value(question: str) -> bool:
+    """Whether the assistant's ``question`` asks for a value the user's short reply gives
+    ("Which day works?", "How many?", "Both, or just the van?"), not for a yes or no."""
+    return _ASKS_FOR_VALUE.search(question) is not None
+
+
+def question_subject(question: str) -> str:
+    """The few words of a question that name what it asks about, in its order ("Which day
+    works for the delivery?" -> "day works delivery"); "" when none do."""
+    kept: list[str] = []
+    for word in _words(question):
+        caseless = not word.isascii() and _size([word]) > 1
+        # "What's", "who's": the word of asking with its verb.
+        bare = re.sub(r"['\u2019](?:s|re|ll|d)$", "", word.lower())
+        if bare in _QUESTION_FILLER or bare in _FUNCTION_WORDS:
+            continue
+        if len(word) < _SUBJECT_WORD_LETTERS and not caseless and not word[:1].isupper():
+            continue
+        kept.append(word[:_SUBJECT_WORD_CHARS])
+        if len(kept) == SUBJECT_WORDS:
+            break
+    return " ".join(kept)
+
+
+def answer_line(subject: str, answer: str) -> str:
+    """The line that keeps a terse answer with what it answers: the question's subject, the
+    user's words verbatim."""
+    return f"{subject}?{ANSWER_ARROW}{' '.join(answer.split())}"
 
 
 #: A request or a question of one shape said this many times with other values is a

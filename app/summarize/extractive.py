@@ -26,13 +26,17 @@ from functools import lru_cache
 from app.budget.statements import (
     ROUTINE_SHAPE_MENTIONS,
     Tier,
+    answer_line,
     asks,
+    asks_for_value,
     claim,
     holds_revised_value,
+    is_answer,
     is_bare_revision,
     is_correction,
     is_request,
     keeps_history,
+    question_subject,
     refers_back,
     revises,
     revises_nearest,
@@ -191,12 +195,13 @@ def _abbreviation(token: str) -> bool:
     return _DOTTED.match(token) is not None or token[:-1].lower() in _ABBREVIATIONS
 
 
-def split_sentences(text: str) -> list[str]:
+def split_sentences(text: str, *, list_marks: bool = False) -> list[str]:
     """``text`` cut into sentences, one line never joined to the next.
 
     A full stop after an abbreviation (Dr., e.g., U.S.) or an initial (J. R. Smith) does not
     end a sentence, nor does one followed by a lower-case word; decimals, versions, addresses
-    and file paths are never cut.
+    and file paths are never cut. With ``list_marks`` (a user's message), a numbered list's
+    mark at the start of a line ("1. The venue is …") stays with its line.
     """
     sentences: list[str] = []
     for line in text.splitlines():
@@ -210,6 +215,8 @@ def split_sentences(text: str) -> list[str]:
             # word ends one unless what it follows is an abbreviation or a single letter.
             if end.group().rstrip() == "." and (
                 _abbreviation(words[-1] + ".")
+                # A numbered list's mark ("1. The venue is …") opens its line, it ends nothing.
+                or (list_marks and start == 0 and len(words) == 1 and words[0].isdigit())
                 or (following.islower() and len(words[-1].strip("(\"'[")) <= 1)
             ):
                 continue
@@ -368,7 +375,7 @@ def _user_candidates(message: SourceMessage, position: int) -> list[_Candidate]:
     sentences = (
         [text]
         if whole and is_correction(text)
-        else _with_clauses_after_questions(split_sentences(message.text))
+        else _with_clauses_after_questions(split_sentences(message.text, list_marks=True))
     )
     for raw in sentences:
         for sentence in (p for part in _requests_apart(raw) for p in _pieces(part)):
@@ -385,6 +392,84 @@ def _user_candidates(message: SourceMessage, position: int) -> list[_Candidate]:
                 kind = "said"
             found.append(_Candidate(kind, 0, item, position))
     return found[:_USER_STATEMENTS_PER_MESSAGE]
+
+
+def _question_subject(message: SourceMessage) -> str:
+    """What the last question in an assistant's message that asks for a value and names
+    something asks about (:func:`app.budget.statements.question_subject`); "" when it asks
+    for none."""
+    if not any(mark in message.text for mark in _QUESTION_MARKS):
+        return ""
+    for sentence in reversed(split_sentences(message.text)):
+        if sentence.rstrip(" \"')]").endswith(_QUESTION_MARKS) and asks_for_value(sentence):
+            subject = question_subject(sentence)
+            if subject:
+                return subject
+    return ""
+
+
+#: A question's mark in Latin, Chinese and Japanese, and Arabic script.
+_QUESTION_MARKS = ("?", "\uff1f", "\u061f")
+
+
+def _answer_candidate(
+    messages: tuple[SourceMessage, ...], index: int, before: SourceMessage | None
+) -> _Candidate | None:
+    """A short message of the user's that answers the question the assistant's message
+    just before it asked ("Which day works for the delivery?" - "Thursday"), as one line
+    that keeps the question's subject beside the user's words: alone, "Thursday" says
+    nothing. A request, a question, courtesy or an answer put off is no answer. The first
+    message of a fold answers ``before``, the question the previous fold ended on."""
+    message = messages[index]
+    asked = messages[index - 1] if index else before
+    if message.role != "user" or asked is None or asked.role != "assistant":
+        return None
+    if not _needs_its_question(message.text):
+        return None
+    subject = _question_subject(asked)
+    if not subject:
+        return None
+    line = answer_line(subject, message.text)
+    item = SummaryItem(line, (message.message_id,), from_user=True)
+    return _Candidate("said", 0, item, index)
+
+
+def _needs_its_question(reply: str) -> bool:
+    """Whether the user's ``reply`` is a short answer that says nothing alone ("Thursday",
+    "the 17th", "eksekutif aja"): it is kept with its question's subject. An answer that is
+    a statement on its own ("5th, no lift") is judged as one, at no extra cost."""
+    return len(reply) <= MAX_ITEM_CHARS and is_answer(reply) and _tier(reply) > Tier.PLAIN
+
+
+def _answered_next(messages: tuple[SourceMessage, ...], index: int) -> bool:
+    """Whether the user's message right after ``messages[index]`` (the assistant's) answers
+    its question in a line of its own: the question is no longer open."""
+    after = index + 1
+    return (
+        after < len(messages)
+        and messages[after].role == "user"
+        and _needs_its_question(messages[after].text)
+        and bool(_question_subject(messages[index]))
+    )
+
+
+def _question_before(
+    earlier: SummaryContent | None, messages: tuple[SourceMessage, ...]
+) -> SummaryItem | None:
+    """The assistant's question the previous fold ended on, when this fold opens with the
+    user's short answer to it: folds part at turns, so a question that ends one turn and
+    its answer that opens the next often land in two folds. It is the previous summary's
+    open question citing the newest message that summary cites."""
+    if earlier is None or not messages or messages[0].role != "user":
+        return None
+    if not _needs_its_question(messages[0].text):
+        return None
+    cited = [_newest(item) for field in SECTION_TITLES for item in getattr(earlier, field)]
+    newest = max(cited, default=-1)
+    for item in earlier.open_questions:
+        if not item.from_user and _newest(item) == newest >= 0:
+            return item
+    return None
 
 
 def _candidates(message: SourceMessage, position: int) -> list[_Candidate]:
@@ -568,19 +653,26 @@ def _other_entry(field: str, kind: str, item: SummaryItem, score: int) -> _Entry
     return _Entry(field, item, _KIND_RANK[kind], score, _newest(item))
 
 
-def _extract(messages: tuple[SourceMessage, ...]) -> tuple[list[_Entry], list[_Entry]]:
+def _extract(
+    messages: tuple[SourceMessage, ...], asked_before: SummaryItem | None = None
+) -> tuple[list[_Entry], list[_Entry]]:
     """Stage 1: what the new messages offer: the user's sentences, and the rest by score.
 
-    A question is open only while no later message of the other side takes it up; the user's
-    answered question stays what they asked, as a key fact."""
+    A question is open only while no later message of the other side takes it up (or the
+    user's next message answers it); the user's answered question stays what they asked,
+    as a key fact. ``asked_before`` is the question the previous fold ended on."""
     users: list[_Entry] = []
     others: list[_Entry] = []
+    before = None if asked_before is None else SourceMessage(-1, "assistant", asked_before.text)
     for index, message in enumerate(messages):
-        for candidate in _candidates(message, index):
+        answer = _answer_candidate(messages, index, before)
+        for candidate in [answer] if answer else _candidates(message, index):
             kind = candidate.kind
             if kind == "question":
                 asker = "user" if candidate.item.from_user else "assistant"
-                if _answered(candidate.item.text, asker, messages[index + 1 :]):
+                if _answered(candidate.item.text, asker, messages[index + 1 :]) or (
+                    asker == "assistant" and _answered_next(messages, index)
+                ):
                     if not candidate.item.from_user:
                         continue
                     kind = "said"
@@ -592,14 +684,20 @@ def _extract(messages: tuple[SourceMessage, ...]) -> tuple[list[_Entry], list[_E
 
 
 def _carried(
-    earlier: SummaryContent, messages: tuple[SourceMessage, ...]
+    earlier: SummaryContent,
+    messages: tuple[SourceMessage, ...],
+    answered: SummaryItem | None = None,
 ) -> tuple[list[_Entry], list[_Entry]]:
     """Stage 2: the previous summary's items, to compete with the new ones on the same terms
-    (the user's by tier and age, the rest by kind and specificity, never by age alone)."""
+    (the user's by tier and age, the rest by kind and specificity, never by age alone).
+    ``answered`` is the assistant's question this fold's first message answers: no longer
+    open, it is kept as the answer's line."""
     users: list[_Entry] = []
     others: list[_Entry] = []
     for field in SECTION_TITLES:
         for item in getattr(earlier, field):
+            if item is answered:
+                continue
             if field == "open_questions":
                 asker = "user" if item.from_user else "assistant"
                 if _answered(item.text, asker, messages):
@@ -1130,8 +1228,9 @@ def summarize_extractive(request: SummaryRequest) -> SummaryContent:
     same terms; corrections replace what they revise (3); the user's words fill their block
     (4), the rest what is left (5); the whole is assembled (6) and held to the target (7)."""
     earlier = request.previous or SummaryContent(summary_text="")
-    new_users, new_others = _extract(request.messages)
-    old_users, old_others = _carried(earlier, request.messages)
+    asked_before = _question_before(request.previous, request.messages)
+    new_users, new_others = _extract(request.messages, asked_before)
+    old_users, old_others = _carried(earlier, request.messages, asked_before)
     statements = _supersede(_routines(_unique([*old_users, *new_users])))
     said = {_normalise(entry.item.text) for entry in statements}
     others = [
@@ -1157,8 +1256,9 @@ def user_block(request: SummaryRequest, limit: int) -> UserBlock:
     """Stages 1 to 4 for the user's words alone: what the new messages and the previous
     summary's user items offer, corrections applied, within ``limit`` tokens."""
     earlier = request.previous or SummaryContent(summary_text="")
-    new_users, _ = _extract(request.messages)
-    old_users, _ = _carried(earlier, request.messages)
+    asked_before = _question_before(request.previous, request.messages)
+    new_users, _ = _extract(request.messages, asked_before)
+    old_users, _ = _carried(earlier, request.messages, asked_before)
     candidates = _unique([*old_users, *new_users])
     statements = _supersede(_routines(candidates))
     current = {_normalise(entry.item.text) for entry in statements}
