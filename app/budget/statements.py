@@ -776,7 +776,10 @@ _ENDINGS = ("ership", "ings", "ing", "ers", "ied", "ies", "ed", "es", "er", "s",
 def subject_words(text: str) -> set[str]:
     """The words that say what a statement is about (common words aside), each without its
     English ending."""
-    found = {_subject_word(word) for word in _words(text.lower())}
+    found = {
+        _subject_word(word) if len(word) <= _REMEMBERED_WORD else _subject_word.__wrapped__(word)
+        for word in _words(text.lower())
+    }
     found.discard("")
     return found
 
@@ -785,6 +788,11 @@ def subject_words(text: str) -> set[str]:
 #: offsite and the office.
 _POSSESSIVE = re.compile(r"['\u2019]s$")
 _ELIDED = re.compile(r"^\w{1,4}['\u2019]")
+
+
+#: Words up to this long are remembered (a run of CJK text or a long hex token is one "word",
+#: and the cache is the process's).
+_REMEMBERED_WORD = 64
 
 
 @lru_cache(maxsize=65_536)

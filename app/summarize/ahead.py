@@ -160,7 +160,8 @@ class FoldsAhead:
         # Used on the event loop only (a fold's thread never touches it).
         self._folds: OrderedDict[SessionKey, _Fold] = OrderedDict()
         self._chars = 0
-        #: Folds started and not over (one runs, the others wait for it).
+        #: Work started in the thread between turns and not over, folds and summaries read
+        #: ahead alike (one runs, the others wait for it).
         self._in_flight = 0
         #: Summaries being read ahead of their first fold (``read_ahead``).
         self._reading: set[asyncio.Task[None]] = set()
@@ -278,6 +279,10 @@ class FoldsAhead:
         )
         self._reading.add(task)
         task.add_done_callback(self._reading.discard)
+        # A read queued in the thread delays the folds queued after it as much as a fold
+        # does: a turn start whose fold waits behind it folds itself (``take``).
+        self._in_flight += 1
+        task.add_done_callback(self._over)
 
     async def _read(self, content: SummaryContent, counter: TokenCounter) -> None:
         try:
@@ -308,9 +313,10 @@ class FoldsAhead:
                 await task
 
     def drop(self, tenant_id: str, session_id: str) -> None:
-        """Forget the session's fold: its next turn start does not need it, or the session
-        is erased."""
+        """Forget the session's fold and any summary waiting to be read ahead: its next turn
+        start does not need them, or the session is erased."""
         self._discard((tenant_id, session_id))
+        self._to_read.pop((tenant_id, session_id), None)
 
     def _discard(self, session: SessionKey) -> None:
         fold = self._folds.pop(session, None)

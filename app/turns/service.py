@@ -302,8 +302,8 @@ class TurnService:
         await batch.send(await connection_of(self.db))
         # The turn is over: a summary this worker loaded and did not make is read now, then
         # the next turn start's fold, if it was prepared, is made (in that order, one thread).
-        self.runtime.folds_ahead.start_reading(self.tenant_id, session_id)
         if self.folds_ahead is not None:
+            self.folds_ahead.start_reading(self.tenant_id, session_id)
             self.folds_ahead.start(self.tenant_id, session_id)
         return TurnOut(
             id=turn.id,
@@ -392,10 +392,8 @@ class TurnService:
                 raise NotFoundError("summary_not_found", f"summary {head.id} is gone")
             content = summary_content(record)
             self.runtime.summaries.put(key, content)
-            if isinstance(self.runtime.summarizer, ExtractiveSummarizer):
-                self.runtime.folds_ahead.read_ahead(
-                    self.tenant_id, session_id, head.id, content, counter
-                )
+            if self.folds_ahead is not None:
+                self.folds_ahead.read_ahead(self.tenant_id, session_id, head.id, content, counter)
         return content
 
     async def _snapshot(

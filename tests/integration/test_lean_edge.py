@@ -17,6 +17,7 @@ import pytest
 from pydantic import BaseModel
 
 from app import edge
+from app.routes import api_routes
 from app.turns.schemas import AssemblyOut, TurnOut
 from tests.conftest import RunningApp
 from tests.support import create_session
@@ -285,8 +286,12 @@ def fastapi_without_a_private_helper() -> Iterator[None]:
         patch.setitem(sys.modules, renamed.__name__, renamed)
         importlib.reload(edge)
         patch.setattr(edge, "_lean_handler", _lean_handler_never_built)
+        # The process's routes are built once (app/routes.py): this test's app needs its own,
+        # built against the module without the helper, and later apps need them rebuilt.
+        api_routes.cache_clear()
         yield
     importlib.reload(edge)
+    api_routes.cache_clear()
 
 
 def _lean_handler_never_built(*_: object) -> NoReturn:

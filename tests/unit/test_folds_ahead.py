@@ -267,3 +267,31 @@ async def test_summaries_waiting_to_be_read_are_bounded_by_the_sessions_kept() -
     await folds.settled()
     # The oldest gave way: two summaries of three statements each were read.
     assert texts_read() == before + 6
+
+
+async def test_a_fold_queued_behind_a_summary_read_ahead_is_not_waited_for() -> None:
+    release = threading.Event()
+    holding = asyncio.ensure_future(between_turns(lambda: release.wait(10)))
+    folds = FoldsAhead()
+    folds.read_ahead("t1", "s2", 60, _carried_summary("Pellam"), COUNTER)
+    folds.start_reading("t1", "s2")
+    folds.prepare(_key(), _work(), counter=COUNTER, ready=_ready)
+    folds.start("t1", "s1")
+    await asyncio.sleep(0.1)
+
+    # Another session's summary read ahead is queued before the fold: the turn start folds
+    # itself at once rather than wait for that read.
+    assert await asyncio.wait_for(folds.take(_key()), 5) is None
+    release.set()
+    await holding
+    await folds.settled()
+
+
+async def test_an_erased_session_has_no_summary_left_to_read() -> None:
+    folds = FoldsAhead()
+    folds.read_ahead("t1", "s1", 61, _carried_summary("Brannoc"), COUNTER)
+    folds.drop("t1", "s1")
+    before = texts_read()
+    folds.start_reading("t1", "s1")
+    await folds.settled()
+    assert texts_read() == before
