@@ -565,10 +565,15 @@ _ASSENT = re.compile(
     r"hay[\u0131i]r)\b[\s,.!:;\u2014\u2013-]*",
     re.IGNORECASE,
 )
-#: Putting an answer off is no answer ("let me check with Dave", "hang on, checking").
+#: Putting an answer off is no answer ("let me check with Dave", "hang on, checking"), nor is
+#: not knowing, not minding or a laugh, in the languages users write in most ("idk,
+#: whatever", "keine Ahnung", "jaja", "spoko").
 _PUT_OFF = re.compile(
     r"\b(?:let me|i['\u2019]ll|i will|not sure|no idea|don['\u2019]t know|dunno|checking|"
-    r"hang on|hold on|one sec|brb|good question)\b",
+    r"hang on|hold on|one sec|brb|good question|idk|whatever|no clue|not bad|lol|"
+    r"(?:ha|ja|je|he){2,}h?|keine ahnung|wei(?:ß|ss) nicht|passt schon|je (?:ne )?sais pas|"
+    r"aucune id[ée]e|no s[ée]|ni idea|non lo so|nie wiem|n[ãa]o sei|spoko|geen idee|"
+    r"maakt niet uit|egal)\b",
     re.IGNORECASE,
 )
 #: Words of a question that do not name what it asks about.

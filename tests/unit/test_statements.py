@@ -7,6 +7,7 @@ import pytest
 
 from app.budget.statements import (
     Tier,
+    is_answer,
     is_correction,
     keeps_history,
     revises,
@@ -400,3 +401,28 @@ def test_scratch_opening_a_clause_and_now_in_finnish_or_portuguese_mark_a_correc
     sentence: str,
 ) -> None:
     assert is_correction(sentence)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "idk, whatever",
+        "jaja vale",
+        "spoko, dzięki",
+        "passt schon",
+        "not bad",
+        "keine Ahnung",
+        "hahaha",
+        "no sé",
+        "non lo so",
+    ],
+)
+def test_not_knowing_not_minding_or_a_laugh_is_no_answer(reply: str) -> None:
+    assert not is_answer(reply)
+
+
+@pytest.mark.parametrize(
+    "reply", ["Thursday", "the blue one, 40 units", "é a Inês Carvalho", "Egalité Hall"]
+)
+def test_a_short_value_is_an_answer(reply: str) -> None:
+    assert is_answer(reply)
