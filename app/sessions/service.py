@@ -179,7 +179,7 @@ class SessionService:
         await SearchRepository(self.db, tenant_id=record.tenant_id).forget_erased()
         # A fold made ahead holds the erased text: it goes too (this worker's; another
         # worker's is never taken, its messages being gone, and gives way to newer ones).
-        self.folds_ahead.drop(record.tenant_id, session_id)
+        self.folds_ahead.erase(record.tenant_id, session_id)
 
     async def _out(self, record: SessionRecord) -> SessionOut:
         resolved = await self.calibration.apply(

@@ -313,8 +313,12 @@ class FoldsAhead:
                 await task
 
     def drop(self, tenant_id: str, session_id: str) -> None:
-        """Forget the session's fold and any summary waiting to be read ahead: its next turn
-        start does not need them, or the session is erased."""
+        """Forget the session's fold: its next turn start does not need it."""
+        self._discard((tenant_id, session_id))
+
+    def erase(self, tenant_id: str, session_id: str) -> None:
+        """Forget all that is held of an erased session: its fold, and its summary waiting to
+        be read ahead."""
         self._discard((tenant_id, session_id))
         self._to_read.pop((tenant_id, session_id), None)
 

@@ -290,7 +290,7 @@ async def test_a_fold_queued_behind_a_summary_read_ahead_is_not_waited_for() -> 
 async def test_an_erased_session_has_no_summary_left_to_read() -> None:
     folds = FoldsAhead()
     folds.read_ahead("t1", "s1", 61, _carried_summary("Brannoc"), COUNTER)
-    folds.drop("t1", "s1")
+    folds.erase("t1", "s1")
     before = texts_read()
     folds.start_reading("t1", "s1")
     await folds.settled()
