@@ -27,6 +27,7 @@ from app.budget.statements import (
     ROUTINE_SHAPE_MENTIONS,
     Tier,
     asks,
+    fix_typo,
     holds_revised_value,
     is_bare_revision,
     is_correction,
@@ -41,6 +42,7 @@ from app.budget.statements import (
     slots,
     subject_key,
     tier,
+    typo_fix,
 )
 from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem
 from app.budget.tokens import TokenCounter
@@ -817,6 +819,32 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
         if entry.carried or entry.rank > Tier.PLAIN or later in gone:
             continue
         text = entry.item.text
+        here = order_of[entry.newest]
+        # The statements of earlier messages are those before the first of this one's.
+        said_before = bisect_left(newests, entry.newest)
+        fix = typo_fix(text)
+        if fix is not None:
+            # "*Kowalski", "sorry, 45 not 54": the statement just before is put right.
+            first = messages[max(0, here - _JUST_BEFORE_MESSAGES)]
+            for earlier in range(said_before - 1, -1, -1):
+                if ordered[earlier].newest < first:
+                    break
+                if earlier in gone or ordered[earlier].rank > Tier.PLAIN:
+                    continue
+                replaced = result[earlier].item
+                fixed = fix_typo(replaced.text, fix)
+                if fixed is not None:
+                    ids = tuple(
+                        dict.fromkeys(
+                            (*replaced.source_message_ids, *entry.item.source_message_ids)
+                        )
+                    )
+                    item = SummaryItem(_clip(fixed), ids, from_user=True)
+                    result[earlier] = replace(result[earlier], item=item)
+                    _index(by_key, earlier, fixed)
+                    gone.add(later)
+                    break
+            continue
         marked = is_correction(text)
         # Corrections run on in one message are revised apart, when each says its subject
         # ("correction: the new hire is Lorcan and the office moved to Riga"); a mark that
@@ -824,9 +852,6 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
         parts = [p for p in _run_on_parts(text) if is_correction(p)] if marked else []
         if len(parts) < 2 or not all(subject_key(p) for p in parts):
             parts = [text]
-        here = order_of[entry.newest]
-        # The statements of earlier messages are those before the first of this one's.
-        said_before = bisect_left(newests, entry.newest)
         options = {
             part: [
                 (strength, earlier, just_before)
