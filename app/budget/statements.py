@@ -16,7 +16,9 @@ A user's sentence is one of three tiers:
 - **small talk**: courtesy and chatter.
 
 A **correction** ("actually, not X — Y", "scratch that, …", "update: …") supersedes the
-earlier statement on the same subject (the one sharing most of its content words).
+earlier statement on the same subject (the one sharing most of its content words); a
+**retraction** ("forget the caterer, …") drops the statement it names; a **typo fix** in the
+next message (``*Kowalski``, "sorry, 45 not 54") puts the statement before it right.
 """
 
 from __future__ import annotations
