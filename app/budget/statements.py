@@ -928,7 +928,7 @@ def supersedes(later: str, earlier: str) -> int:
         # (A word that opens a sentence may be sentence case: "Small change of plan: …".)
         # Only a name or a code names the old value: "hundred" of two sums does not.
         # Whose thing it is ("Maria's flight", "Jonas's manager") is no value named.
-        owners = {name.lower() for name in _POSSESSOR.findall(later + " " + earlier)}
+        owners = _owners(later) | _owners(earlier)
         named = {
             word
             for word in (new.values & old.values) - _opening_names(later) - _opening_names(earlier)
@@ -1425,24 +1425,41 @@ def _tied_elsewhere(text: str, shared: set[str], other: frozenset[str]) -> bool:
     return any(not _found_in(tie, other) for word in shared for tie in _tied(text, word))
 
 
+_OWN = re.compile(r"\b(?:my|our|mine|ours)\b", re.IGNORECASE)
 #: A name that owns what a statement is about ("Jonas's manager", "Maria's flight"): the
 #: next word in lower case, so "Bella's Kitchen" is a name and no owner.
-_POSSESSOR = re.compile(r"\b([A-Z][^\W\d_]+)['\u2019]s\s+(?=[a-z])")
-_OWN = re.compile(r"\b(?:my|our|mine|ours)\b", re.IGNORECASE)
+_POSSESSED = re.compile(r"\b([A-Z][^\W\d_]+)['\u2019]s\s+([a-z][\w-]*)")
+#: Words after "X's" that are no thing owned: "Gustavo's now", "the courier's coming" (is).
+_NOT_OWNED = _COMMON | _FUNCTION_WORDS
 
 
 def _owners_differ(later: str, earlier: str) -> bool:
     """Whether the two statements are about the things of different people: "Jonas's
     manager" is not "my manager", nor Jonas himself ("Jonas is at the Alder now")."""
-    first = {name.lower() for name in _POSSESSOR.findall(later)}
-    second = {name.lower() for name in _POSSESSOR.findall(earlier)}
+    first, second = _owners(later), _owners(earlier)
     if first == second:
         return False
     if first and second:
         return True
     # One is about somebody's thing, the other about the speaker's ("my manager"); a
-    # statement about the person ("Priya starts on …") may be about their thing.
-    return bool(_OWN.search(earlier if first else later))
+    # statement about the person may be about their thing when it names the thing
+    # ("Priya starts on …" and "Priya's start date is …"), not otherwise ("Jonas is at the
+    # Alder now" and "Jonas's manager is …").
+    owned, plain = (later, earlier) if first else (earlier, later)
+    if _OWN.search(plain):
+        return True
+    things = {_stem(thing) for _, thing in _POSSESSED.findall(owned) if _owned(thing)}
+    return not things <= subject_words(plain)
+
+
+def _owners(text: str) -> set[str]:
+    """The names that own a thing in ``text`` ("Jonas's manager"), not a name said to own
+    ("the dashboard is Gustavo's now")."""
+    return {name.lower() for name, thing in _POSSESSED.findall(text) if _owned(thing)}
+
+
+def _owned(word: str) -> bool:
+    return word not in _NOT_OWNED and not word.endswith("ing")
 
 
 def _quotes_value(later: str, earlier: str) -> bool:
