@@ -1428,7 +1428,11 @@ def _tied_elsewhere(text: str, shared: set[str], other: frozenset[str]) -> bool:
 _OWN = re.compile(r"\b(?:my|our|mine|ours)\b", re.IGNORECASE)
 #: A name that owns what a statement is about ("Jonas's manager", "Maria's flight"): the
 #: next word in lower case, so "Bella's Kitchen" is a name and no owner.
-_POSSESSED = re.compile(r"\b([A-Z][^\W\d_]+)['\u2019]s\s+([a-z][\w-]*)")
+#: Only an owner that opens a clause: "Jonas's manager is …", "actually, Maria's flight …";
+#: not "… belongs to Nnamdi Okafor's team", where the team is what it belongs to.
+_POSSESSED = re.compile(
+    r"(?:^|[,:;(\u2014\u2013]\s*)(?:the\s+)?([A-Z][^\W\d_]+)['\u2019]s\s+([a-z][\w-]*)"
+)
 #: Words after "X's" that are no thing owned: "Gustavo's now", "the courier's coming" (is).
 _NOT_OWNED = _COMMON | _FUNCTION_WORDS
 
