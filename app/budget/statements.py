@@ -257,12 +257,6 @@ _NOT_NAMES_TEXT = (
     "BTW TODO Can Could Would Please Also Then Now So And But Thanks Hi Hey Yes No"
 )
 _NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
-#: "don't", "never", "not" right before a word of retraction: "don't forget the caterer"
-#: reminds, it does not drop anything.
-_NOT_TOLD_NOT = (
-    r"(?<!don't )(?<!don\u2019t )(?<!dont )(?<!do not )(?<!never )(?<!not )(?<!won't )"
-    r"(?<!can't )(?<!mustn't )(?<!didn't )"
-)
 #: What marks a sentence as revising something said before, in the languages users write
 #: in most: an opening ("actually", "scratch that", "forget what I said about …", "make that
 #: …"), a change ("moved to", "got cut to", "took over", "pushed back to"), a value that is
@@ -274,10 +268,9 @@ _CORRECTION = re.compile(
     r"instead|mixed (?:it|that|them) up|changed my mind|change of mind|final answer|"
     r"(?:things|plans?) (?:have )?changed|fix what|used to be|outdated|rescheduled|"
     r"not anymore|rather than|make (?:that|it)|"
-    # Dropping what was said, never when told not to ("don't forget the caterer"), and
-    # "ignore" only of what was said ("ignore what I said", not "ignore the wifi").
-    + _NOT_TOLD_NOT
-    + r"forget (?:what|that|about|my|the)|ignore (?:what|that|my (?:last|earlier))|"
+    # "Ignore" only of what was said ("ignore what I said", not "ignore the wifi"); "forget"
+    # is read by _FORGET, only as a command that opens a sentence.
+    r"ignore (?:what|that|my (?:last|earlier))|"
     r"change of plans?|turns out|is now|are now|now is|"
     r"took over|takes over|taking over|"
     r"(?:moved?|changed?|cut|raised|bumped|pushed(?: back| out)?|switched|shifted|reduced|"
@@ -590,7 +583,7 @@ def is_correction(sentence: str) -> bool:
     """Whether a sentence revises something said before ("actually, not X — Y"). A value
     negated or said to hold "now" marks a short sentence only: in a long ramble "… but not
     more" or "… now" revises nothing."""
-    if typo_fix(sentence) is not None or dropped(sentence):
+    if typo_fix(sentence) is not None or dropped(sentence) or _FORGET.search(sentence):
         return True
     short = len(_words(sentence)) <= WEAK_MARK_WORDS
     for mark in _CORRECTION.finditer(sentence):
@@ -1144,26 +1137,30 @@ def holds_revised_value(text: str, correction: str) -> bool:
     return bool(claim(text).certain_slots & claim(correction).slots)
 
 
-#: A typo fixed in the next message: the word alone with a star ("*Kowalski", "7319*",
-#: "*Bergstrom, sorry"), "sorry, 45 not 54", or "typo: meant the 12th". Nothing else is:
-#: "Karla* handles payroll" says who handles payroll.
-_FIX_WORDS = r"(?:sorry|oops|typo|ugh|argh|oh|ah|my bad)"
+#: A typo fixed in the next message: the word alone with a star and nothing else
+#: ("*Kowalski", "Kowalski*", "*45"), "sorry, 45 not 54", or "typo: meant the 12th". Nothing
+#: else is: "Karla* handles payroll" says who handles payroll, "*sigh*" and "**Note**" are
+#: emphasis, "4.5*" is a rating.
+_FIX_WORDS = r"(?:sorry|oops|typo|ugh|argh|oh|ah|my bad|correction|i\s+meant|meant)"
+#: What says a swap is a fix ("sorry, 45 not 54"): without it, "tea, not coffee" answers.
+_FIX_MARK = re.compile(r"\b(?:sorry|oops|typo|correction|meant)\b", re.IGNORECASE)
 _FIX_AROUND = rf"(?:{_FIX_WORDS}\W*)*"
 _TOKEN = r"[^\s*,;:!?]+"
 _STAR_FIX = re.compile(
-    rf"^\W*?{_FIX_AROUND}(?:\*\s*(?P<before>{_TOKEN})|(?P<after>{_TOKEN})\s*\*)"
-    rf"\W*{_FIX_AROUND}\W*$",
+    rf"^\s*(?:\*\s*(?P<before>{_TOKEN})|(?P<after>{_TOKEN})\s*\*)\s*[.!]?\s*$",
     re.IGNORECASE,
 )
 _SWAP_FIX = re.compile(
-    rf"^\W*{_FIX_AROUND}(?:i\s+)?(?:meant\s+)?(?:the\s+)?(?P<new>{_TOKEN}),?\s+not\s+(?:the\s+)?"
-    rf"(?P<old>{_TOKEN})\s*[.!]?\s*{_FIX_AROUND}\W*$",
+    rf"^\W*(?P<pre>{_FIX_AROUND})(?:the\s+)?(?P<new>{_TOKEN}),?\s+not\s+(?:the\s+)?"
+    rf"(?P<old>{_TOKEN})\s*[.!]?\s*(?P<post>{_FIX_AROUND})\W*$",
     re.IGNORECASE,
 )
 _MEANT_FIX = re.compile(
     rf"^\W*typo\W+(?:i\s+)?meant\s+(?:the\s+)?(?P<new>{_TOKEN})\s*[.!]?\s*{_FIX_AROUND}\W*$",
     re.IGNORECASE,
 )
+#: A number alone: "45", "12:30", "1,450".
+_BARE_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 
 
 @lru_cache(maxsize=4096)
@@ -1175,9 +1172,17 @@ def typo_fix(text: str) -> tuple[str, str | None] | None:
     star = _STAR_FIX.match(text)
     if star:
         word = (star.group("before") or star.group("after")).strip(".")
+        lettered = any(c.isalpha() for c in word)
+        # A word, or a number with the star before it: "4.5*", "2025*" rate and note.
+        if not lettered and not (star.group("before") and _BARE_NUMBER.fullmatch(word)):
+            return None
         return (word, None) if word.lower() not in _COMMON and len(word) >= 2 else None
     swap = _SWAP_FIX.match(text)
-    if swap and _kind_of_token(swap.group("new")) == _kind_of_token(swap.group("old")):
+    if (
+        swap
+        and _FIX_MARK.search(swap.group("pre") + " " + swap.group("post"))
+        and _kind_of_token(swap.group("new")) == _kind_of_token(swap.group("old"))
+    ):
         return swap.group("new").strip("."), swap.group("old").strip(".")
     meant = _MEANT_FIX.match(text)
     if meant:
@@ -1198,8 +1203,9 @@ def _kind_of_token(token: str) -> str:
 def fix_typo(statement: str, fix: tuple[str, str | None]) -> str | None:
     """``statement`` with the typo ``fix`` names put right and the old spelling said after
     it ("the plumber is Piotr Kowalski (was: Kowalsky)"); None when it holds no word the fix
-    can be for: the one it names, else one spelt nearly alike, else its only value of the
-    fixed word's kind."""
+    can be for: the one it names, else the one word spelt nearly alike (a number: the same
+    digits reordered, or one digit changed). No other value of the same kind is guessed at:
+    a fix that misses is better than one that rewrites another fact."""
     new, old = fix
     tokens = list(re.finditer(r"[^\s,;:!?()]+", statement))
 
@@ -1210,15 +1216,14 @@ def fix_typo(statement: str, fix: tuple[str, str | None]) -> str | None:
     if old is not None:
         found = [t for t in tokens if bare(t.group()) == bare(old)]
     else:
+        near = _near_number if _BARE_NUMBER.fullmatch(bare(new)) else _near
         found = [
             t
             for t in tokens
             if bare(t.group()) != bare(new)
-            and _near(bare(t.group()), bare(new))
+            and near(bare(t.group()), bare(new))
             and _kind_of_token(t.group()) == kind
         ]
-        if not found and kind in ("when", "number"):
-            found = [t for t in tokens if _kind_of_token(t.group()) == kind]
     if len(found) != 1:
         return None
     token = found[0]
@@ -1226,6 +1231,19 @@ def fix_typo(statement: str, fix: tuple[str, str | None]) -> str | None:
     start = token.start() + token.group().index(word)
     fixed = statement[:start] + new + statement[start + len(word) :]
     return f"{fixed} (was: {word})"
+
+
+def _near_number(number: str, other: str) -> bool:
+    """Whether two numbers are one typo apart: the same digits in another order ("54",
+    "45"), or one digit changed ("1234", "1284"). Any other number is another number."""
+    if not (_BARE_NUMBER.fullmatch(number) and _BARE_NUMBER.fullmatch(other)):
+        return False
+    if len(number) != len(other) or number == other:
+        return False
+    return (
+        sorted(number) == sorted(other)
+        or sum(a != b for a, b in zip(number, other, strict=True)) == 1
+    )
 
 
 def _near(word: str, other: str) -> bool:
@@ -1284,21 +1302,30 @@ def _negated_numbers(later: str, earlier: str) -> int:
     return found
 
 
+#: What opens a sentence before a command of retraction: the start of the message or of a
+#: sentence, and at most an interjection ("ok, forget the caterer", "never mind, cancel the
+#: van"). A command later in a sentence is not one: "If the rain comes, cancel the caterer"
+#: is a condition, "remind me to buy milk, and drop the kids at school" an errand, "I always
+#: forget the gate code" a habit.
+_OPENS = (
+    r"(?:^|[.!?;]\s+)[\W_]*"
+    r"(?:(?:ok|okay|actually|oh|also|and|so|never\s*mind)\b[\s,;:.!\u2014\u2013-]*)*"
+)
 #: What a retraction drops: "forget the caterer, …", "cancel the monitor delivery", "the
-#: move is off", "we don't have an accountant anymore"; never after "don't", "never", "not"
-#: ("don't forget the caterer"), and "is off" only at the end of its clause ("the heating is
-#: off until Monday" says when).
+#: move is cancelled", "we don't have an accountant anymore". Never "drop" ("drop the kids
+#: off"), never "is off" (an oven, a phone, the heating, milk), never mid-sentence.
 _DROPPED = re.compile(
-    r"(?:^|[,;:.!\u2014\u2013-]\s*|\b(?:ok|okay|so|and|oh|also|actually|sorry|wait)\s+)"
-    + _NOT_TOLD_NOT
-    + r"(?:forget|cancel|drop)\s+(?:about\s+|what\s+i\s+said\s+about\s+)?"
+    _OPENS + r"(?:forget|cancel)\s+(?:about\s+|what\s+i\s+said\s+about\s+)?"
     r"(?P<what>(?:the|my|our|that|this)\s+[^,;:.!?\u2014\u2013]+)"
-    r"|(?:^|[,;:.!\u2014\u2013-]\s*)(?P<off>(?:the|my|our)\s+[^\W\d_][\w'\u2019 -]{1,40}?)"
-    r"\s+(?:is|are)\s+(?:off|cancell?ed|called off)\s*(?:[,;:.!\u2014\u2013-]|$)"
+    r"|(?:^|[.!?;]\s+)[\W_]*(?P<off>(?:the|my|our)\s+[^\W\d_][\w'\u2019 -]{1,40}?)"
+    r"\s+(?:is|are)\s+(?:cancell?ed|called off)\s*(?:[,;:.!\u2014\u2013-]|$)"
     r"|\b(?:we|i)\s+(?:don['\u2019]t|do not)\s+have\s+(?:a|an|any)\s+"
     r"(?P<none>[^\W\d_][\w'\u2019-]*)\s+(?:any ?more|now)\b",
     re.IGNORECASE,
 )
+#: "Forget what I said", "forget the caterer": a correction only as a command that opens a
+#: sentence; "I always forget the gate code", "don't forget the rent is due" revise nothing.
+_FORGET = re.compile(_OPENS + r"forget\s+(?:what|that|about|my|the)\b", re.IGNORECASE)
 #: Words after which what a retraction drops is said no more: "the cap on the trip" is the cap.
 _PHRASE_END = re.compile(
     r"\s(?:on|for|of|at|in|with|to|from|by|we|i|it|is|are|because|since|as)\b.*$", re.IGNORECASE

@@ -27,16 +27,22 @@ ROUTINE = (
 
 
 async def _last_prompt(
-    client: httpx.AsyncClient, said: dict[int, str], turns: int = 28
+    client: httpx.AsyncClient,
+    said: dict[int, str],
+    turns: int = 28,
+    replies: dict[int, str] | None = None,
 ) -> tuple[str, list[str]]:
     """The session's id and the prompt's lines one turn after a session whose user says
     ``said[n]`` at turn n and routine things otherwise, each turn with a tool result of about
-    900 tokens (so that the early turns are summarised long before the end)."""
+    900 tokens (so that the early turns are summarised long before the end), and the
+    assistant's answer ``replies[n]`` (a routine one otherwise)."""
+    replies = replies or {}
     sid = str((await create_session(client))["id"])
     for n in range(turns):
         prompt = await start_turn(client, sid, said.get(n, ROUTINE[n % len(ROUTINE)].format(n=n)))
         await post_step(client, sid, prompt["turn_id"], [f"call_{n}"], [words(900, n)])
-        await complete_turn(client, sid, prompt["turn_id"], f"Job {n} done in {n}s, exit code 0.")
+        reply = replies.get(n, f"Job {n} done in {n}s, exit code 0.")
+        await complete_turn(client, sid, prompt["turn_id"], reply)
     prompt = await start_turn(client, sid, "what's next?")
     return sid, text_of(prompt["messages"]).splitlines()
 
@@ -164,3 +170,80 @@ async def test_a_negated_time_revises_only_its_own_value(client: httpx.AsyncClie
     assert said[10] in text
     assert _only_beside(lines, "2.30pm", "4.15pm")
     assert said[2] in text
+
+
+async def test_an_errand_a_state_or_a_condition_retracts_nothing(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "My kids are Emma and Leo, they go to Hillside Primary.",
+        2: "Remind me to buy milk, and drop the kids at school by 8:30.",
+        3: "The oven is a Bosch HBA5570, bought in 2021.",
+        4: "Don't worry, the oven is off.",
+        5: "My phone is a Pixel 7 and the number is 07700 900555.",
+        6: "my phone is off, email me instead",
+        7: "Our heating oil supplier is Boyles, account 7781.",
+        8: "it's cold, the heating is off.",
+        9: "The caterer for the gala is Bella's Kitchen, 4,800 euros.",
+        10: "If the rain comes, cancel the caterer.",
+        11: "The gate code is 4471.",
+        12: "I always forget the gate code, so keep it handy.",
+    }
+    _, lines = await _last_prompt(client, said)
+    text = "\n".join(lines)
+    for fact in (said[1], said[3], said[5], said[7], said[9], said[11]):
+        assert f"- {fact}" in lines, fact
+    assert "(was:" not in text
+
+
+async def test_a_star_fixes_only_a_near_spelling_in_the_message_just_before(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "The deposit is 54 pounds.",
+        2: "The key box code is 1234.",
+        3: "*45",
+        5: "The hotel costs 180 per night, the Marriott.",
+        6: "4.5*",
+        8: "Our WiFi is Hearth-5G and the router is on the 2nd floor.",
+        9: "*5GHz",
+    }
+    _, lines = await _last_prompt(client, said, replies={5: "What star rating do you want?"})
+    text = "\n".join(lines)
+    for fact in (said[1], said[2], said[5], said[8]):
+        assert f"- {fact}" in lines, fact
+    assert "(was:" not in text
+
+
+async def test_a_choice_between_what_the_assistant_named_revises_nothing(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "I drink coffee in the morning and the standup is at 9.",
+        2: "tea, not coffee",
+        4: "Send the contract to Dana, she signs for us.",
+        5: "sorry, Lee not Dana",
+    }
+    replies = {1: "Tea or coffee for the guests?", 4: "Should Dana or Lee sign the NDA?"}
+    _, lines = await _last_prompt(client, said, replies=replies)
+    text = "\n".join(lines)
+    for fact in (said[1], said[4]):
+        assert f"- {fact}" in lines, fact
+    assert "(was:" not in text
+
+
+async def test_emphasis_and_asides_with_a_star_are_no_statements(
+    client: httpx.AsyncClient,
+) -> None:
+    asides = ("**Note**", "*important", "lol*", "price*", "*ptr", "*sigh*", "2025*")
+    said = {1: "The venue for the launch is the Harbour Hall."}
+    said.update({2 + n: aside for n, aside in enumerate(asides)})
+    said[10] = "Die Besprechung ist am Dienstag um 10 Uhr."
+    said[11] = "*Mittwoch"
+    _, lines = await _last_prompt(client, said)
+    text = "\n".join(lines)
+    assert f"- {said[1]}" in lines
+    assert f"- {said[10]}" in lines
+    assert "(was:" not in text
+    for aside in ("*important", "lol*", "price*", "*ptr", "*Mittwoch"):
+        assert f"- {aside}" not in lines, aside
