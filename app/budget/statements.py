@@ -16,7 +16,9 @@ A user's sentence is one of three tiers:
 - **small talk**: courtesy and chatter.
 
 A **correction** ("actually, not X — Y", "scratch that, …", "update: …") supersedes the
-earlier statement on the same subject (the one sharing most of its content words).
+earlier statement on the same subject (the one sharing most of its content words); a
+**retraction** ("forget the caterer, …") drops the statement it names; a **typo fix** in the
+next message (``*Kowalski``, "sorry, 45 not 54") puts the statement before it right.
 """
 
 from __future__ import annotations
@@ -281,8 +283,11 @@ _CORRECTION = re.compile(
     r"(?:got|had) (?:that|it|this) wrong|my mistake|my bad|oops|wait|update(?=\s*:)|no longer|"
     r"instead|mixed (?:it|that|them) up|changed my mind|change of mind|final answer|"
     r"(?:things|plans?) (?:have )?changed|fix what|used to be|outdated|rescheduled|"
-    r"not anymore|rather than|make (?:that|it)|forget (?:what|that|about|my|the)|"
-    r"ignore (?:what|that|my|the)|change of plans?|turns out|is now|are now|now is|"
+    r"not anymore|rather than|make (?:that|it)|"
+    # "Ignore" only of what was said ("ignore what I said", not "ignore the wifi"); "forget"
+    # is read by _FORGET, only as a command that opens a sentence.
+    r"ignore (?:what|that|my (?:last|earlier))|"
+    r"change of plans?|turns out|is now|are now|now is|"
     r"took over|takes over|taking over|"
     r"(?:moved?|changed?|cut|raised|bumped|pushed(?: back| out)?|switched|shifted|reduced|"
     r"increased|dropped|brought forward)(?:\s+[\w'\u2019-]+){0,4}?\s+to\b|"
@@ -292,6 +297,8 @@ _CORRECTION = re.compile(
     r"właściwie|poprawka|jednak|pomyliłe[mś]|eigenlijk|ik vergiste me|на самом деле|вернее|"
     r"я ошиб(?:ся|лась))\b"
     r"|\bnot\s+[^\W\d_][^,;.\u2014\u2013-]*(?:[,;.\u2014\u2013-]|$)"
+    # A number negated: "11.45am now, not 10.30am", "it's the 12th now, not the 14th".
+    r"|\bnot\s+(?:the\s+)?\d"
     # "… is Gustavo's now": a value that holds now, said last; and "now" in other languages
     # anywhere in a short sentence ("der Steuerberater ist jetzt in …", "nomor kantor
     # sekarang …", "o contabilista agora é …").
@@ -323,6 +330,7 @@ _COMMON_TEXT = (
     # What a correction says around the value it revises, not what it is about.
     "hmm argh ah oh one told while ago about small quick fix final answer mixed outdated "
     "things same after both many too used again i'm im don't rescheduled changes called only "
+    "get gets "
     "perdón equivoqué antes fait enfin doch eigentlich"
 )
 _COMMON = frozenset(_COMMON_TEXT.split())
@@ -473,6 +481,8 @@ def tier(sentence: str) -> Tier:
     speaker and their people."""
     if _ANSWER_LINE.match(sentence):
         return Tier.STATEMENT
+    if typo_fix(sentence.strip()) is not None:
+        return Tier.STATEMENT  # "*Kowalski": the name the statement before it holds
     listed = _LIST_MARK.match(sentence.strip()) is not None
     text = _LIST_MARK.sub("", sentence.strip(), count=1).lstrip("-*>•").strip()
     words = _words(text)
@@ -729,6 +739,8 @@ def is_correction(sentence: str) -> bool:
     """Whether a sentence revises something said before ("actually, not X — Y"). A value
     negated or said to hold "now" marks a short sentence only: in a long ramble "… but not
     more" or "… now" revises nothing."""
+    if typo_fix(sentence) is not None or dropped(sentence) or _FORGET.search(sentence):
+        return True
     short = len(_words(sentence)) <= WEAK_MARK_WORDS
     for mark in _CORRECTION.finditer(sentence):
         weak = (
@@ -1062,26 +1074,42 @@ def supersedes(later: str, earlier: str) -> int:
     A statement that repeats the earlier values, or adds to them, revises nothing."""
     if later.rstrip().endswith("?"):
         return 0  # a question asks, it does not revise ("when was the demo moved to?")
+    if typo_fix(later) is not None or _owners_differ(later, earlier):
+        # A typo fix puts right the message just before it, in the fold; "Jonas's manager"
+        # is not "my manager".
+        return 0
     new, old = claim(later), claim(earlier)
+    drops = dropped(later)
+    if drops:
+        return _retracts(later, earlier, drops, new, old)
     fresh = new.values - old.values
     if new.values and not fresh:
         return 0  # a repeat or a confirmation, not a revision
     if new.marked:
         # The correction's subject wherever the earlier statement says it, or the earlier
         # one's wherever the correction says it ("same flight, but they moved it to …").
-        shared = (new.subject & old.context) | (new.context & old.subject)
+        # A word with an ending of its own is the same word ("delivery", "delivered").
+        shared = {w for w in new.subject if _found_in(w, old.context)} | {
+            w for w in new.context if _found_in(w, old.subject)
+        }
         # (A word that opens a sentence may be sentence case: "Small change of plan: …".)
         # Only a name or a code names the old value: "hundred" of two sums does not.
+        # Whose thing it is ("Maria's flight", "Jonas's manager") is no value named.
+        owners = _owners(later) | _owners(earlier)
         named = {
             word
             for word in (new.values & old.values) - _opening_names(later) - _opening_names(earlier)
-            if _word_kinds(word) == {"name"}
+            if _word_kinds(word) == {"name"} and word not in owners
         }
         said = set(_words(earlier.lower()))
         negated = 0
         for value in _NEGATED.findall(later):
             words = {w for w in _words(value.lower()) if len(w) >= 3 and w not in _COMMON}
             negated += 2 * bool(words and words <= said)
+        negated += 2 * _negated_numbers(later, earlier)
+        if _quotes_value(later, earlier):
+            # "(I said three thousand one hundred euros before, that's outdated)"
+            named.add("")
         strength = len(shared) + 2 * len(named) + negated
         if (named or negated) and (fresh or not new.values):
             return _closeness(strength, new, old)
@@ -1095,8 +1123,16 @@ def supersedes(later: str, earlier: str) -> int:
             new.slots & old.slots and (len(new.subject) == 1 or len(old.subject) <= 2)
         ):
             return 0
+        # One word in common that one of them ties to a noun the other does not say is two
+        # subjects: "the trip budget cap" and "the dinner budget", "the offsite caterer" and
+        # "the offsite", "the backup accountant" and "the accountant".
+        if len(shared) == 1 and (
+            _tied_elsewhere(earlier, shared, new.context | new.values)
+            or _tied_elsewhere(later, shared, old.context | old.values)
+        ):
+            return 0
         return _closeness(strength, new, old)
-    shared = new.subject & old.subject
+    shared = set(new.subject & old.subject)
     if (
         not fresh
         or not shared
@@ -1106,6 +1142,8 @@ def supersedes(later: str, earlier: str) -> int:
         or not new.slots & old.slots
         or old.values <= new.values
         or (new.relations and old.relations and not new.relations & old.relations)
+        # "the offsite is in Kilkenny" says where; "X is catering the offsite" says who.
+        or (old.relations and not new.relations)
         or _codes(later) != _codes(earlier)
         # Unmarked, a new name beside a new time or amount is another thing of the same
         # kind, not a new value for it ("our Berlin office opens at 9" beside "our London
@@ -1116,6 +1154,14 @@ def supersedes(later: str, earlier: str) -> int:
             and len(fresh_kinds) > 1
         )
         or _ADDITIVE.search(later)
+        # A negation says what is not so, it gives no new value ("the offsite is not 3 days").
+        or _NEGATED_NUMBER.search(later)
+        or _NEGATED.search(later)
+        # The word one of them has besides the other is a noun tied to the subject: "the
+        # caterer for the offsite" is not "the offsite", "the backup accountant" is not "our
+        # accountant".
+        or _tied_elsewhere(earlier, shared, new.context | new.values)
+        or _tied_elsewhere(later, shared, old.context | old.values)
         # A value right beside a word of the subject says which one it is ("seat 1C is
         # free", "the Berlin office"), not what it is: "seat 4C is free" is another seat.
         # Last: it reads the text again, and a fold weighs every pair of statements.
@@ -1123,6 +1169,41 @@ def supersedes(later: str, earlier: str) -> int:
     ):
         return 0
     return _closeness(len(shared), new, old)
+
+
+def _retracts(later: str, earlier: str, drops: frozenset[str], new: Claim, old: Claim) -> int:
+    """How strongly the retraction ``later`` (of what ``drops`` names) drops ``earlier``: every
+    word it drops is what ``earlier`` is about, and there its head, not a word of something
+    else ("forget the caterer" drops "the caterer for the offsite is …"; "the heating is off"
+    drops nothing of "the heating engineer is …")."""
+    about = old.subject | old.context
+    if not all(_found_in(word, about) for word in drops):
+        return 0
+    for word in drops:
+        ties = _tied(earlier, word)
+        # "X for the Y": X is the head, what it is for says which; elsewhere a tie is a
+        # noun the retraction must say too.
+        head_of = _heads(earlier, word)
+        if any(not _found_in(tie, new.context) and tie not in head_of for tie in ties):
+            return 0
+    shared = {word for word in about if _found_in(word, new.context)}
+    return _closeness(len(shared), new, old)
+
+
+def _heads(text: str, word: str) -> set[str]:
+    """The words ``word`` is the head of in ``text`` by "for"/"of": "offsite" in "the caterer
+    for the offsite" when ``word`` is "caterer"."""
+    sequence = _subject_sequence(text)
+    found: set[str] = set()
+    for index, current in enumerate(sequence):
+        if current in (None, "+") or not _same_word(str(current), word):
+            continue
+        near = index + 1
+        while near < len(sequence) and sequence[near] == "+":
+            near += 1
+        if near > index + 1 and near < len(sequence) and sequence[near] is not None:
+            found.add(str(sequence[near]))
+    return found
 
 
 @lru_cache(maxsize=4096)
@@ -1228,3 +1309,377 @@ def holds_revised_value(text: str, correction: str) -> bool:
     """Whether ``text`` holds a value of a kind ``correction`` gives anew (what is left of a
     revised statement must not keep the old value as a fact of its own)."""
     return bool(claim(text).certain_slots & claim(correction).slots)
+
+
+#: A typo fixed in the next message: the word alone with a star and nothing else
+#: ("*Kowalski", "Kowalski*", "*45"), "sorry, 45 not 54", or "typo: meant the 12th". Nothing
+#: else is: "Karla* handles payroll" says who handles payroll, "*sigh*" and "**Note**" are
+#: emphasis, "4.5*" is a rating.
+_FIX_WORDS = r"(?:sorry|oops|typo|ugh|argh|oh|ah|my bad|correction|i\s+meant|meant)"
+#: What says a swap is a fix ("sorry, 45 not 54"): without it, "tea, not coffee" answers.
+_FIX_MARK = re.compile(r"\b(?:sorry|oops|typo|correction|meant)\b", re.IGNORECASE)
+_FIX_AROUND = rf"(?:{_FIX_WORDS}\W*)*"
+_TOKEN = r"[^\s*,;:!?]+"
+_STAR_FIX = re.compile(
+    rf"^\s*(?:\*\s*(?P<before>{_TOKEN})|(?P<after>{_TOKEN})\s*\*)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+_SWAP_FIX = re.compile(
+    rf"^\W*(?P<pre>{_FIX_AROUND})(?:the\s+)?(?P<new>{_TOKEN}),?\s+not\s+(?:the\s+)?"
+    rf"(?P<old>{_TOKEN})\s*[.!]?\s*(?P<post>{_FIX_AROUND})\W*$",
+    re.IGNORECASE,
+)
+_MEANT_FIX = re.compile(
+    rf"^\W*typo\W+(?:i\s+)?meant\s+(?:the\s+)?(?P<new>{_TOKEN})\s*[.!]?\s*{_FIX_AROUND}\W*$",
+    re.IGNORECASE,
+)
+#: A number alone: "45", "12:30", "1,450".
+_BARE_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+@lru_cache(maxsize=4096)
+def typo_fix(text: str) -> tuple[str, str | None] | None:
+    """The word a message of its own puts right, and the one it replaces when it says so:
+    ("Kowalski", None) for "*Kowalski", ("45", "54") for "sorry, 45 not 54"; None for any
+    other message."""
+    text = text.strip()
+    star = _STAR_FIX.match(text)
+    if star:
+        word = (star.group("before") or star.group("after")).strip(".")
+        lettered = any(c.isalpha() for c in word)
+        # A word, or a number with the star before it: "4.5*", "2025*" rate and note.
+        if not lettered and not (star.group("before") and _BARE_NUMBER.fullmatch(word)):
+            return None
+        return (word, None) if word.lower() not in _COMMON and len(word) >= 2 else None
+    swap = _SWAP_FIX.match(text)
+    if (
+        swap
+        and _FIX_MARK.search(swap.group("pre") + " " + swap.group("post"))
+        and _kind_of_token(swap.group("new")) == _kind_of_token(swap.group("old"))
+    ):
+        return swap.group("new").strip("."), swap.group("old").strip(".")
+    meant = _MEANT_FIX.match(text)
+    if meant:
+        return meant.group("new").strip("."), None
+    return None
+
+
+def _kind_of_token(token: str) -> str:
+    """A token's kind for a typo fix: a time, a number, a name or a word."""
+    lower = token.lower().strip(".")
+    if _WHEN_VALUE.fullmatch(lower) or re.fullmatch(r"\d{1,2}[.:]\d\d\s*(?:am|pm)?", lower):
+        return "when"
+    if any(c.isdigit() for c in lower):
+        return "number"
+    return "name" if token[:1].isupper() else "word"
+
+
+def fix_typo(statement: str, fix: tuple[str, str | None]) -> str | None:
+    """``statement`` with the typo ``fix`` names put right and the old spelling said after
+    it ("the plumber is Piotr Kowalski (was: Kowalsky)"); None when it holds no word the fix
+    can be for: the one it names, else the one word spelt nearly alike (a number: the same
+    digits reordered, or one digit changed). No other value of the same kind is guessed at:
+    a fix that misses is better than one that rewrites another fact."""
+    new, old = fix
+    tokens = list(re.finditer(r"[^\s,;:!?()]+", statement))
+
+    def bare(token: str) -> str:
+        return token.strip(".'\"\u2019").lower()
+
+    kind = _kind_of_token(new)
+    if old is not None:
+        found = [t for t in tokens if bare(t.group()) == bare(old)]
+    else:
+        near = _near_number if _BARE_NUMBER.fullmatch(bare(new)) else _near
+        found = [
+            t
+            for t in tokens
+            if bare(t.group()) != bare(new)
+            and near(bare(t.group()), bare(new))
+            and _kind_of_token(t.group()) == kind
+        ]
+    if len(found) != 1:
+        return None
+    token = found[0]
+    word = token.group().strip(".'\"\u2019")
+    start = token.start() + token.group().index(word)
+    fixed = statement[:start] + new + statement[start + len(word) :]
+    return f"{fixed} (was: {word})"
+
+
+def _near_number(number: str, other: str) -> bool:
+    """Whether two numbers are one typo apart: the same digits in another order ("54",
+    "45"), or one digit changed ("1234", "1284"). Any other number is another number."""
+    if not (_BARE_NUMBER.fullmatch(number) and _BARE_NUMBER.fullmatch(other)):
+        return False
+    if len(number) != len(other) or number == other:
+        return False
+    return (
+        sorted(number) == sorted(other)
+        or sum(a != b for a, b in zip(number, other, strict=True)) == 1
+    )
+
+
+def _near(word: str, other: str) -> bool:
+    """Whether two words of four letters or more are one typo apart: the same letters in
+    another order, or at most two letters changed, added or dropped."""
+    if min(len(word), len(other)) < 4 or abs(len(word) - len(other)) > 2:
+        return False
+    if sorted(word) == sorted(other):
+        return True
+    previous = list(range(len(other) + 1))
+    for i, a in enumerate(word, 1):
+        current = [i]
+        for j, b in enumerate(other, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b)))
+        previous = current
+    return previous[-1] <= 2
+
+
+#: A value negated as a number ("not 54", "not the 14th", "not 3 days", "not 10.30am").
+_NEGATED_NUMBER = re.compile(
+    r"\bnot\s+(?:the\s+)?(\d[\w.,:]*(?:\s+(?:"
+    + "|".join(sorted(_SPANS))
+    + r"|"
+    + _CURRENCY.pattern
+    + r")\b)?)",
+    re.IGNORECASE,
+)
+_NUMBER_TOKEN = re.compile(r"\d[\w.,:]*\w|\d")
+
+
+def _number_kind(token: str, after: str) -> str:
+    """What a number is by itself and the word after it: a span ("3 days"), a time ("the
+    14th", "10.30am"), or an amount."""
+    if after.lower() in _SPANS:
+        return "span"
+    if _kind_of_token(token) == "when":
+        return "when"
+    return "amount"
+
+
+def _negated_numbers(later: str, earlier: str) -> int:
+    """How many numbers ``later`` negates that ``earlier`` says as a value of the same kind:
+    "not 3 days" revises a span of three days, not a budget of 3,000 euros."""
+    found = 0
+    for negated in _NEGATED_NUMBER.findall(later):
+        parts = negated.split()
+        number, after = parts[0].rstrip(".,"), parts[1] if len(parts) > 1 else ""
+        kind = _number_kind(number, after)
+        for match in _NUMBER_TOKEN.finditer(earlier):
+            if match.group().rstrip(".,") != number:
+                continue
+            rest = earlier[match.end() :].split()
+            if _number_kind(number, rest[0].strip(".,;") if rest else "") == kind:
+                found += 1
+                break
+    return found
+
+
+#: What opens a sentence before a command of retraction: the start of the message or of a
+#: sentence, and at most an interjection ("ok, forget the caterer", "never mind, cancel the
+#: van"). A command later in a sentence is not one: "If the rain comes, cancel the caterer"
+#: is a condition, "remind me to buy milk, and drop the kids at school" an errand, "I always
+#: forget the gate code" a habit.
+_OPENS = (
+    r"(?:^|[.!?;]\s+)[\W_]*"
+    r"(?:(?:ok|okay|actually|oh|also|and|so|never\s*mind)\b[\s,;:.!\u2014\u2013-]*)*"
+)
+#: What a retraction drops: "forget the caterer, …", "cancel the monitor delivery", "the
+#: move is cancelled", "we don't have an accountant anymore". Never "drop" ("drop the kids
+#: off"), never "is off" (an oven, a phone, the heating, milk), never mid-sentence.
+_DROPPED = re.compile(
+    _OPENS + r"(?:forget|cancel)\s+(?:about\s+|what\s+i\s+said\s+about\s+)?"
+    r"(?P<what>(?:the|my|our|that|this)\s+[^,;:.!?\u2014\u2013]+)"
+    r"|(?:^|[.!?;]\s+)[\W_]*(?P<off>(?:the|my|our)\s+[^\W\d_][\w'\u2019 -]{1,40}?)"
+    r"\s+(?:is|are)\s+(?:cancell?ed|called off)\s*(?:[,;:.!\u2014\u2013-]|$)"
+    r"|\b(?:we|i)\s+(?:don['\u2019]t|do not)\s+have\s+(?:a|an|any)\s+"
+    r"(?P<none>[^\W\d_][\w'\u2019-]*)\s+(?:any ?more|now)\b",
+    re.IGNORECASE,
+)
+#: "Forget what I said", "forget the caterer": a correction only as a command that opens a
+#: sentence; "I always forget the gate code", "don't forget the rent is due" revise nothing.
+_FORGET = re.compile(_OPENS + r"forget\s+(?:what|that|about|my|the)\b", re.IGNORECASE)
+#: Words after which what a retraction drops is said no more: "the cap on the trip" is the cap.
+_PHRASE_END = re.compile(
+    r"\s(?:on|for|of|at|in|with|to|from|by|we|i|it|is|are|because|since|as)\b.*$", re.IGNORECASE
+)
+
+
+@lru_cache(maxsize=4096)
+def dropped(text: str) -> frozenset[str]:
+    """The subject words of what ``text`` retracts ("forget the caterer, we're not using
+    one": {"caterer"}), empty when it retracts nothing."""
+    match = _DROPPED.search(text)
+    if match is None:
+        return frozenset()
+    phrase = match.group("what") or match.group("off") or match.group("none") or ""
+    phrase = _PHRASE_END.sub("", " " + phrase).strip()
+    return frozenset(subject_words(phrase))
+
+
+def _same_word(word: str, other: str) -> bool:
+    """The same word, or one the other with an ending ("deliver", "delivery"): a prefix of
+    six letters or more that is all of the shorter one. "interview" and "internet" share
+    five letters, and are two words."""
+    if word == other:
+        return True
+    short, long = sorted((word, other), key=len)
+    return len(short) >= 6 and long.startswith(short)
+
+
+def _found_in(word: str, words: frozenset[str]) -> bool:
+    return any(_same_word(word, other) for other in words)
+
+
+@lru_cache(maxsize=4096)
+def _subject_sequence(text: str) -> tuple[str | None, ...]:
+    """``text``'s words in order, each a subject word (stemmed) or None where nothing ties
+    across, with "for the", "of the" (and "at the", "in the") kept as "+": what ties one
+    noun to another ("the caterer for the offsite", "the backup accountant")."""
+    out: list[str | None] = []
+    values = _value_words(text)
+    words = _WORD_OR_MARK.findall(text.lower())
+    before = ""
+    for index, raw in enumerate(words):
+        if not raw[0].isalnum():
+            out.append(None)  # a comma, a dash: "on the trip, max" ties nothing
+            before = ""
+            continue
+        owner = raw.endswith(("'s", "\u2019s")) or before in ("my", "our")
+        word = re.sub(r"['\u2019]s$", "", raw)
+        if word in ("for", "of") or (
+            # "the food at the offsite"; not "at a quarter past four"
+            word in ("at", "in") and words[index + 1 : index + 2] == ["the"]
+        ):
+            out.append("+")
+        elif word in ("the", "a", "an", "our", "my") and out and out[-1] == "+":
+            pass
+        elif (
+            len(word) >= 3
+            and word not in _COMMON | _NOT_TIES
+            and word not in values
+            and word.isalnum()  # "we're", "it's": a pronoun and a verb
+            # "the closest airport" describes it, it does not say which.
+            and not (len(word) >= 6 and word.endswith("est"))
+        ):
+            if out and out[-1] not in (None, "+") and _noun_then_verb(before, word):
+                out.append(None)  # "the analyst starts": a noun and its verb
+            out.append(_stem(word))
+            if (word.endswith(("ing", "ed")) and before in _VERB_BEFORE) or owner:
+                # "we're moving flats": a verb and what it acts on, not a compound noun
+                # ("the heating engineer"); "the kid's babysitter", "our wedding
+                # anniversary", "my home airport": whose it is, the speaker's one.
+                out.append(None)
+        else:
+            out.append(None)
+        before = word
+    return tuple(out)
+
+
+def _noun_then_verb(first: str, second: str) -> bool:
+    """Whether two words side by side read as a noun and its verb: the second ends in "s"
+    and the first does not ("the analyst starts"), or in "ing" or "ed"; a compound keeps its
+    first word bare and ends in a noun ("the heating engineer", "the dinner budget")."""
+    if second.endswith(("ing", "ed")):
+        return True  # "the new hire starting next month": what is said of it
+    return second.endswith("s") and not second.endswith("ss") and not first.endswith("s")
+
+
+_VERB_BEFORE_TEXT = "we're i'm you're they're is are was were am be been we i they"
+_VERB_BEFORE = frozenset(_VERB_BEFORE_TEXT.split()) | {"we\u2019re", "i\u2019m"}
+#: A mark, or an apostrophe that ends a word ("the kids' babysitter": whose it is).
+_WORD_OR_MARK = re.compile(_WORD.pattern + r"|[,;:.!?()\u2014\u2013'\u2019]")
+#: Determiners and possessives of other languages: "o nosso contabilista" is the accountant.
+_NOT_TIES_TEXT = (
+    "nosso nossa nossos meu minha seu sua unser unsere unseren mein meine notre nos mon "
+    "ma mes nuestro nuestra nuestros mi mis nostro nostra nasz nasza nasze mój moja onze "
+    "ons mijn kami kita agora nyt jetzt sekarang maintenant ahora adesso teraz şimdi acum "
+    "сейчас теперь"
+)
+_NOT_TIES = frozenset(_NOT_TIES_TEXT.split())
+
+
+def _tied(text: str, word: str) -> set[str]:
+    """The subject words ``word`` is tied to in ``text``: a noun beside it ("the backup
+    accountant", "the offsite caterer") or joined by "for"/"of" ("the venue for the launch")."""
+    sequence = _subject_sequence(text)
+    found: set[str] = set()
+    for index, current in enumerate(sequence):
+        if current is None or current == "+" or not _same_word(current, word):
+            continue
+        for step in (-1, 1):
+            near = index + step
+            while 0 <= near < len(sequence) and sequence[near] == "+":
+                near += step
+            if 0 <= near < len(sequence) and sequence[near] is not None:
+                found.add(str(sequence[near]))
+    return found
+
+
+def _tied_elsewhere(text: str, shared: set[str], other: frozenset[str]) -> bool:
+    """Whether a word of ``shared`` is tied in ``text`` to a subject word the other
+    statement (``other``: its content words) does not say: "the backup accountant" is not
+    "the accountant", "the offsite caterer" is not "the offsite"."""
+    if not any(word in _ENGLISH_GRAMMAR for word in _words(text.lower())):
+        return False  # how nouns join in other languages is not read here
+    return any(not _found_in(tie, other) for word in shared for tie in _tied(text, word))
+
+
+_OWN = re.compile(r"\b(?:my|our|mine|ours)\b", re.IGNORECASE)
+#: A name that owns what a statement is about ("Jonas's manager", "Maria's flight"): the
+#: next word in lower case, so "Bella's Kitchen" is a name and no owner.
+#: Only an owner that opens a clause: "Jonas's manager is …", "actually, Maria's flight …";
+#: not "… belongs to Nnamdi Okafor's team", where the team is what it belongs to.
+_POSSESSED = re.compile(
+    r"(?:^|[,:;(\u2014\u2013]\s*)(?:the\s+)?([A-Z][^\W\d_]+)['\u2019]s\s+([a-z][\w-]*)"
+)
+#: Words after "X's" that are no thing owned: "Gustavo's now", "the courier's coming" (is).
+_NOT_OWNED = _COMMON | _FUNCTION_WORDS
+
+
+def _owners_differ(later: str, earlier: str) -> bool:
+    """Whether the two statements are about the things of different people: "Jonas's
+    manager" is not "my manager", nor Jonas himself ("Jonas is at the Alder now")."""
+    first, second = _owners(later), _owners(earlier)
+    if first == second:
+        return False
+    if first and second:
+        return True
+    # One is about somebody's thing, the other about the speaker's ("my manager"); a
+    # statement about the person may be about their thing when it names the thing
+    # ("Priya starts on …" and "Priya's start date is …"), not otherwise ("Jonas is at the
+    # Alder now" and "Jonas's manager is …").
+    owned, plain = (later, earlier) if first else (earlier, later)
+    if _OWN.search(plain):
+        return True
+    things = {_stem(thing) for _, thing in _POSSESSED.findall(owned) if _owned(thing)}
+    return not things <= subject_words(plain)
+
+
+def _owners(text: str) -> set[str]:
+    """The names that own a thing in ``text`` ("Jonas's manager"), not a name said to own
+    ("the dashboard is Gustavo's now")."""
+    return {name.lower() for name, thing in _POSSESSED.findall(text) if _owned(thing)}
+
+
+def _owned(word: str) -> bool:
+    return word not in _NOT_OWNED and not word.endswith("ing")
+
+
+def _quotes_value(later: str, earlier: str) -> bool:
+    """Whether ``later`` says a value of ``earlier`` word for word, one of two words or more
+    ("three thousand one hundred euros", "the twenty-first of June" as "twenty first"): a
+    sum or a date said again in full names it, as a name does."""
+    values = _value_words(earlier)
+    words = [w.lower() for w in _words(earlier)]
+    said = " " + " ".join(w.lower() for w in _words(later)) + " "
+    run: list[str] = []
+    for word in [*words, ""]:
+        if word and word in values:
+            run.append(word)
+            continue
+        if len(run) >= 2 and f" {' '.join(run)} " in said:
+            return True
+        run = []
+    return False

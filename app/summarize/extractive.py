@@ -30,6 +30,7 @@ from app.budget.statements import (
     asks,
     asks_for_value,
     claim,
+    fix_typo,
     holds_revised_value,
     is_answer,
     is_bare_revision,
@@ -46,6 +47,7 @@ from app.budget.statements import (
     slots,
     subject_key,
     tier,
+    typo_fix,
 )
 from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem
 from app.budget.tokens import TokenCounter
@@ -926,14 +928,34 @@ def _sharing(
     return sorted(found)
 
 
-def _supersede(statements: list[_Entry]) -> list[_Entry]:
+def _supersede(
+    statements: list[_Entry],
+    messages_now: tuple[SourceMessage, ...] = (),
+    summarised: SummaryContent | None = None,
+) -> list[_Entry]:
     """Stage 3: a later statement replaces the earlier one it revises, which leaves the
     summary (:func:`app.budget.statements.revises`): a correction or an unmarked
     restatement on the same subject with another value, or a bare correction ("make that
     Thursday instead") of the nearest statement holding a value of its kind. Each
     correction run on in one message revises its own statement; a carried statement is
-    revised like a new one."""
+    revised like a new one. A typo fix ("*Kowalski", "sorry, 45 not 54") puts right only the
+    user's message just before it, and a star that fixes nothing there is no statement."""
     ordered = sorted(statements, key=lambda entry: entry.newest)
+    # The user's messages, new and summarised, and what the assistant said between them (in
+    # the new messages, or as the previous summary kept it: "Should Dana or Lee sign?").
+    user_ids = sorted(
+        {i for entry in ordered for i in entry.item.source_message_ids}
+        | {m.message_id for m in messages_now if m.role == "user"}
+    )
+    assistant_said: dict[int, str] = {}
+    for field in SECTION_TITLES if summarised is not None else ():
+        for item in getattr(summarised, field):
+            if not item.from_user:  # answered or not: what the assistant asked
+                said = assistant_said.get(_newest(item), "")
+                assistant_said[_newest(item)] = f"{said} {item.text.lower()}"
+    for message in messages_now:
+        if message.role == "assistant":
+            assistant_said[message.message_id] = message.text.lower()
     gone: set[int] = set()
     result: dict[int, _Entry] = dict(enumerate(ordered))
     messages = sorted({entry.newest for entry in ordered})
@@ -950,6 +972,20 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
         if entry.carried or entry.rank > Tier.PLAIN or later in gone:
             continue
         text = entry.item.text
+        here = order_of[entry.newest]
+        # The statements of earlier messages are those before the first of this one's.
+        said_before = bisect_left(newests, entry.newest)
+        fix = typo_fix(text)
+        if fix is not None:
+            fixed = _fix_typo_before(result, gone, ordered, later, fix, user_ids, assistant_said)
+            if fixed is not None:
+                _index(by_key, fixed, result[fixed].item.text)
+            elif fix[1] is None:
+                # "*important", "price*", "*ptr": emphasis, a footnote, no statement.
+                result[later] = replace(entry, rank=Tier.SMALL_TALK)
+            continue
+        if _answers_either_or(text, _asked_before(entry.newest, user_ids, assistant_said)):
+            continue  # "Lee, not Dana" to "Should Dana or Lee sign?" chooses, it revises nothing
         marked = is_correction(text)
         # Corrections run on in one message are revised apart, when each says its subject
         # ("correction: the new hire is Lorcan and the office moved to Riga"); a mark that
@@ -957,9 +993,6 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
         parts = [p for p in _run_on_parts(text) if is_correction(p)] if marked else []
         if len(parts) < 2 or not all(subject_key(p) for p in parts):
             parts = [text]
-        here = order_of[entry.newest]
-        # The statements of earlier messages are those before the first of this one's.
-        said_before = bisect_left(newests, entry.newest)
         options = {
             part: [
                 (strength, earlier, just_before)
@@ -1000,6 +1033,69 @@ def _supersede(statements: list[_Entry]) -> list[_Entry]:
                     _revise(result, gone, later, max(nearest), part, True)
                     _index(by_key, later, result[later].item.text)
     return [entry for index, entry in sorted(result.items()) if index not in gone]
+
+
+#: A choice said as "X, not Y" ("tea, not coffee", "Lee, not Dana").
+_CHOICE = re.compile(r"^\W*(?:the\s+)?([^\s,;:!?]+),?\s+not\s+(?:the\s+)?([^\s,;:!?]+?)\W*$")
+
+
+def _asked_before(newest: int, user_ids: list[int], assistant_said: dict[int, str]) -> str:
+    """What the assistant said between the user's message ``newest`` and the one before."""
+    here = bisect_left(user_ids, newest)
+    before = user_ids[here - 1] if here else -1
+    return " ".join(t for i, t in sorted(assistant_said.items()) if before < i < newest)
+
+
+def _names_both(asked: str, first: str, second: str) -> bool:
+    return bool(asked) and all(
+        re.search(rf"(?<!\w){re.escape(w.lower())}(?!\w)", asked) for w in (first, second)
+    )
+
+
+def _answers_either_or(text: str, asked: str) -> bool:
+    """Whether ``text`` picks one of two things the assistant just named ("Tea or coffee?":
+    "tea, not coffee"): an answer, not a correction of what the user said before."""
+    choice = _CHOICE.match(text)
+    return choice is not None and _names_both(asked, choice.group(1), choice.group(2))
+
+
+def _fix_typo_before(
+    result: dict[int, _Entry],
+    gone: set[int],
+    ordered: list[_Entry],
+    later: int,
+    fix: tuple[str, str | None],
+    user_ids: list[int],
+    assistant_said: dict[int, str],
+) -> int | None:
+    """Put right, by the typo ``fix`` the statement ``later`` makes, a statement of the user's
+    message just before it (never an older one), and say which; None when none holds the
+    word it fixes, or when the assistant just asked which of the two ("Should Dana or Lee
+    sign?": "sorry, Lee not Dana" answers, it fixes nothing)."""
+    entry = ordered[later]
+    here = bisect_left(user_ids, entry.newest)
+    if here == 0:
+        return None
+    before = user_ids[here - 1]
+    asked = _asked_before(entry.newest, user_ids, assistant_said)
+    for earlier in range(later - 1, -1, -1):
+        replaced = result[earlier].item
+        if before not in replaced.source_message_ids or ordered[earlier].newest > before:
+            continue
+        if earlier in gone or ordered[earlier].rank > Tier.PLAIN:
+            continue
+        fixed = fix_typo(replaced.text, fix)
+        if fixed is None:
+            continue
+        old = fixed.rsplit(" (was: ", 1)[-1].removesuffix(")").lower()
+        if _names_both(asked, fix[0], old):
+            return None
+        ids = tuple(dict.fromkeys((*replaced.source_message_ids, *entry.item.source_message_ids)))
+        item = SummaryItem(_clip(fixed), ids, from_user=True)
+        result[earlier] = replace(result[earlier], item=item)
+        gone.add(later)
+        return earlier
+    return None
 
 
 #: Tokens of a summary's line by the counter's name (which names how it counts: encoding,
@@ -1231,7 +1327,7 @@ def summarize_extractive(request: SummaryRequest) -> SummaryContent:
     asked_before = _question_before(request.previous, request.messages)
     new_users, new_others = _extract(request.messages, asked_before)
     old_users, old_others = _carried(earlier, request.messages, asked_before)
-    statements = _supersede(_routines(_unique([*old_users, *new_users])))
+    statements = _supersede(_routines(_unique([*old_users, *new_users])), request.messages, earlier)
     said = {_normalise(entry.item.text) for entry in statements}
     others = [
         entry
@@ -1260,7 +1356,7 @@ def user_block(request: SummaryRequest, limit: int) -> UserBlock:
     new_users, _ = _extract(request.messages, asked_before)
     old_users, _ = _carried(earlier, request.messages, asked_before)
     candidates = _unique([*old_users, *new_users])
-    statements = _supersede(_routines(candidates))
+    statements = _supersede(_routines(candidates), request.messages, earlier)
     current = {_normalise(entry.item.text) for entry in statements}
     block = _fill_user_block(statements, limit, _Room(request.counter))
 

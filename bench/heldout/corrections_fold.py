@@ -6,7 +6,9 @@ summariser at a target with room for all of it; the summary's lines are scored a
 held-out scorer scores a prompt (a line holding an old value without the new one presents
 it as current). With room for everything, a fact that never changed and is missing was
 taken by a false revision, and an old value left standing was not revised: what the rules
-decide, apart from what the block leaves out for room. Seconds of CPU per set, no app. ::
+decide, apart from what the block leaves out for room; each such fact is put down to the
+kind of the later statement that revises it (``unrelated``: another fact never corrected),
+so that false revisions are counted by style. Seconds of CPU per set, no app. ::
 
     python -m bench.heldout.corrections_fold --set third --seeds 5000-5009 --verbose
     python -m bench.heldout.corrections_fold --set corrections --seeds 7000-7009
@@ -20,6 +22,7 @@ from collections.abc import Callable
 
 import tiktoken
 
+from app.budget.statements import revises
 from app.budget.summary import SummaryContent
 from app.budget.tokens import TiktokenCounter
 from app.summarize import SourceMessage, SummaryRequest
@@ -55,9 +58,17 @@ def score(generate: Callable[[int], Scenario], seeds: list[int], *, verbose: boo
     """The figures of ``seeds``, by kind of correction; with ``verbose``, each failure."""
     totals = {"corrections": 0, "new": 0, "old": 0, "facts": 0, "kept": 0}
     by_kind: dict[str, list[int]] = {}
+    #: Facts never corrected that left, by the kind of the later statement that revises them.
+    taken: dict[str, int] = {}
     for seed in seeds:
         scenario = generate(seed)
         rendered = _fold(scenario)
+        # Each turn's statement by the kind of fact it is part of ("unrelated": a control).
+        kind_said: dict[int, str] = {}
+        for fact in scenario.facts:
+            for turn in (fact.turn, fact.correction_turn, *(t for _, t in fact.superseded)):
+                if turn is not None:
+                    kind_said.setdefault(turn, fact.kind)
         lines = [normalise(piece) for piece in _PIECES.split(rendered)]
         text = normalise(rendered)
         for fact in scenario.facts:
@@ -65,8 +76,20 @@ def score(generate: Callable[[int], Scenario], seeds: list[int], *, verbose: boo
             if fact.corrected_to is None:
                 totals["facts"] += 1
                 totals["kept"] += present
-                if not present and verbose:
-                    print(f"seed {seed} lost: {scenario.turns[fact.turn].user!r}")  # noqa: T201
+                if not present:
+                    said = scenario.turns[fact.turn].user
+                    by = sorted(
+                        {
+                            kind_said[turn]
+                            for turn in kind_said
+                            if turn > fact.turn
+                            and revises(scenario.turns[turn].user, said, just_before=True)
+                        }
+                    )
+                    for kind in by or ["(none)"]:
+                        taken[kind] = taken.get(kind, 0) + 1
+                    if verbose:
+                        print(f"seed {seed} lost: {said!r} (revised by: {by})")  # noqa: T201
                 continue
             new = value_pattern(fact.corrected_to)
             olds = [value_pattern(value) for value in fact.old_values]
@@ -93,6 +116,10 @@ def score(generate: Callable[[int], Scenario], seeds: list[int], *, verbose: boo
     for kind in sorted(by_kind):
         n, found, stale_count = by_kind[kind]
         out.append(f"  {kind:<28} new {found}/{n}  old as current {stale_count}/{n}")
+    out.append(
+        "facts never corrected that left, by the kind of the later statement revising them: "
+        + (", ".join(f"{kind} {count}" for kind, count in sorted(taken.items())) or "none")
+    )
     return "\n".join(out)
 
 
