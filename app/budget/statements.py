@@ -1074,6 +1074,10 @@ def supersedes(later: str, earlier: str) -> int:
     A statement that repeats the earlier values, or adds to them, revises nothing."""
     if later.rstrip().endswith("?"):
         return 0  # a question asks, it does not revise ("when was the demo moved to?")
+    if _ANSWER_LINE.match(later):
+        # An answer to the assistant's question answers that question: "tea, not coffee" to
+        # "Tea or coffee for the guests?" says nothing of what the user drinks.
+        return 0
     if typo_fix(later) is not None or _owners_differ(later, earlier):
         # A typo fix puts right the message just before it, in the fold; "Jonas's manager"
         # is not "my manager".
@@ -1292,7 +1296,7 @@ def revises_nearest(later: str) -> bool:
     """Whether ``later``, having no subject of its own, revises the nearest earlier
     statement that holds a value of its kind, however long ago it was said: a bare
     correction ("no wait — Bergen", "turns out it's the ninth after all")."""
-    return is_bare_revision(later)
+    return _ANSWER_LINE.match(later) is None and is_bare_revision(later)
 
 
 def keeps_history(correction: str, earlier: str) -> bool:
