@@ -853,6 +853,7 @@ _CURRENCY = re.compile(
     r"rupees?|pesos?|reais|rubles?|cents?|usd|eur|gbp|chf|[$€£¥])",
     re.IGNORECASE,
 )
+_ORDINAL = re.compile(r"\d{1,2}(?:st|nd|rd|th)", re.IGNORECASE)
 _AMOUNT_VALUE = re.compile(r"\d|" + _NUMBER_WORDS.pattern + "|" + _CURRENCY.pattern, re.IGNORECASE)
 #: A code: capitals then digits ("FR 8843", "INC-2231"), letters joined to digits
 #: ("srv-2-0", "R21"), a number that labels ("seat number 37", "#12"). A code names what a
@@ -972,6 +973,10 @@ def _kinds(values: frozenset[str], codes: frozenset[str]) -> frozenset[str]:
 def _word_kinds(word: str) -> frozenset[str]:
     """The kinds of value one word is (a fold weighs every pair of statements, so each
     word is judged once)."""
+    if _ORDINAL.fullmatch(word):
+        # "the 5th" is a day of the month (or a floor, a place in a queue), never an amount:
+        # "the rent is due on the 5th" says when, not how much.
+        return frozenset({"when"})
     found = set()
     if _WHEN_VALUE.fullmatch(word) or word in _SPANS:
         found.add("when")

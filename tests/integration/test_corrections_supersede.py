@@ -247,3 +247,16 @@ async def test_emphasis_and_asides_with_a_star_are_no_statements(
     assert "(was:" not in text
     for aside in ("*important", "lol*", "price*", "*ptr", "*Mittwoch"):
         assert f"- {aside}" not in lines, aside
+
+
+async def test_a_day_of_the_month_revises_no_amount(client: httpx.AsyncClient) -> None:
+    said = {
+        1: "My landlord is Mr Okafor and the rent is 1,450.",
+        3: "don't forget the rent is due on the 5th",
+    }
+    _, lines = await _last_prompt(client, said)
+    text = "\n".join(lines)
+    assert f"- {said[1]}" in lines
+    assert "1,450" in text
+    assert "5th" in text
+    assert "(was:" not in text
