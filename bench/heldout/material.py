@@ -163,6 +163,11 @@ def call_id(rng: random.Random) -> str:
     return "call_" + "".join(rng.choices(string.ascii_letters + string.digits, k=24))
 
 
+def code(rng: random.Random, size: int = 6) -> str:
+    """A reference of capitals and digits ("7QX2KD")."""
+    return "".join(rng.choices(string.ascii_uppercase + string.digits, k=size))
+
+
 def hex_id(rng: random.Random, size: int = 16) -> str:
     return "".join(rng.choices("0123456789abcdef", k=size))
 

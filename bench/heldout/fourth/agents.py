@@ -13,8 +13,10 @@ from __future__ import annotations
 import base64
 import json
 import random
-import string
 
+# What the generators call as this module's own words.
+from bench.heldout.material import call_id as call_id
+from bench.heldout.material import code as code
 from bench.heldout.sets import Agent, Detail, Output, Tool
 from bench.heldout.sets import pick as _pick
 
@@ -64,14 +66,6 @@ TOWNS = (
     "Plzeň",
 )
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-
-
-def code(rng: random.Random, size: int = 6) -> str:
-    return "".join(rng.choices(string.ascii_uppercase + string.digits, k=size))
-
-
-def call_id(rng: random.Random) -> str:
-    return "call_" + "".join(rng.choices(string.ascii_letters + string.digits, k=24))
 
 
 def _count(rng: random.Random, low: int = 2, high: int = 120) -> int:
