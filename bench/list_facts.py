@@ -36,7 +36,7 @@ from bench.heldout.scenario import Fact, Scenario, Turn
 from bench.heldout.third import agents as a
 from bench.heldout.third.facts import SHARED
 from bench.heldout.third.generator import ACKS, _filler
-from bench.replies import report, run, summarizer_settings
+from bench.replies import parse_seeds, report, run, summarizer_settings
 
 MODEL = "gpt-4o-mini"
 CONTEXT_LIMIT = 8192
@@ -258,17 +258,6 @@ def generate(seed: int, turns: int = TURNS) -> Scenario:
     return scenario
 
 
-def _seeds(text: str) -> list[int]:
-    named = {"tuning": TUNING_SEEDS, "reporting": REPORTING_SEEDS}
-    if text in named:
-        return list(named[text])
-    seeds: list[int] = []
-    for part in text.split(","):
-        low, _, high = part.partition("-")
-        seeds.extend(range(int(low), int(high or low) + 1))
-    return seeds
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench list-facts", description=__doc__)
     parser.add_argument("--seeds", default="tuning", help="tuning, reporting, or e.g. 300-304")
@@ -276,7 +265,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--recall", choices=("on", "off"), default="on")
     parser.add_argument("--summarizer", choices=("extractive", "llm"), default="extractive")
     args = parser.parse_args(argv)
-    seeds = _seeds(args.seeds)
+    seeds = parse_seeds(args.seeds, TUNING_SEEDS, REPORTING_SEEDS)
     began = time.perf_counter()
     with summarizer_settings(args.summarizer) as settings:
         results = asyncio.run(

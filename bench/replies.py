@@ -492,8 +492,11 @@ async def run(
     return results
 
 
-def _seeds(text: str) -> list[int]:
-    named = {"tuning": TUNING_SEEDS, "reporting": REPORTING_SEEDS}
+def parse_seeds(
+    text: str, tuning: tuple[int, ...] = TUNING_SEEDS, reporting: tuple[int, ...] = REPORTING_SEEDS
+) -> list[int]:
+    """The seeds ``--seeds`` names: "tuning", "reporting", or ranges ("100-104,107")."""
+    named = {"tuning": tuning, "reporting": reporting}
     if text in named:
         return list(named[text])
     seeds: list[int] = []
@@ -510,7 +513,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--recall", choices=("on", "off"), default="on")
     parser.add_argument("--summarizer", choices=("extractive", "llm", "both"), default="extractive")
     args = parser.parse_args(argv)
-    seeds = _seeds(args.seeds)
+    seeds = parse_seeds(args.seeds)
     summarizers = ["extractive", "llm"] if args.summarizer == "both" else [args.summarizer]
     began = time.perf_counter()
     for summarizer in summarizers:
