@@ -65,7 +65,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "dashboard": Benchmark("bench.render_dashboard", "draws docs/dashboard.png from /metrics"),
     "loadgen": Benchmark("bench.loadgen", "a load generator against a running contextd"),
     "embeddings-server": Benchmark("bench.embeddings_server", "a local /embeddings server"),
-    "heldout": Benchmark("bench.heldout.__main__", "held-out retention, corrections and recall, by kind (four sets, both summarisers)"),
+    "heldout": Benchmark("bench.heldout.__main__", "held-out retention, corrections and recall, by kind (six sets, both summarisers)"),
     "replies": Benchmark("bench.replies", "answers to the assistant's questions and typo fixes, by kind"),
     "list-facts": Benchmark("bench.list_facts", "facts in a list and inside the user's questions, by kind"),
     "heldout-locomo": Benchmark("bench.heldout.locomo", "LoCoMo dialogues: evidence in each question's prompt"),

@@ -1,15 +1,18 @@
 """``python -m bench.heldout``: the held-out retention and recall figures, by kind.
 
 Each seed's session runs twice through the real app (in process, a throwaway SQLite file),
-with recall off and on. Five sets, written apart: ``first`` (a platform team's agent, report
+with recall off and on. Six sets, written apart: ``first`` (a platform team's agent, report
 seeds 1000-1009), ``second`` (travel, finance, support, research and coding agents, report
 seeds 3000-3009), ``third`` (clinic scheduling, renovation, recruiting, event planning and
 on-call agents, report seeds 5000-5009), ``fourth`` (legal intake, home automation,
-language tutoring, freight dispatch and lab sample agents, report seeds 6000-6009) and
+language tutoring, freight dispatch and lab sample agents, report seeds 6000-6009),
 ``fifth`` (insurance claims, school office, restaurant stock, analytics SQL and grant-writing
 agents, report seeds 7000-7009; it labels how each correction was made and what each later
-question is about, and the report gives those figures too); any other seed is fine for a
-look.
+question is about, and the report gives those figures too) and ``sixth`` (coding, travel
+booking, DevOps on-call, personal finance and research agents, report seeds 8000-8009,
+tuning seeds 8100-8119; users who ramble, dictate, switch language mid-sentence, paste
+Slack threads, YAML and CSV, and answer the assistant's proposals; labelled as the fifth
+is); any other seed is fine for a look.
 
 ``--summarizer llm`` runs the LLM summariser (app/summarize/llm.py) against a scripted model
 (tests/fake_llm.py) that drops a third of the items it is given and reorders the rest;
@@ -32,7 +35,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bench.common import running_app
-from bench.heldout import fifth, fourth, generator, second, third
+from bench.heldout import fifth, fourth, generator, second, sixth, third
 from bench.heldout.scenario import Scenario
 from bench.heldout.scorer import Agent, SessionResult
 
@@ -51,6 +54,7 @@ SETS: dict[str, HeldOutSet] = {
     "third": HeldOutSet(third.generate, third.REPORT_SEEDS),
     "fourth": HeldOutSet(fourth.generate, fourth.REPORT_SEEDS),
     "fifth": HeldOutSet(fifth.generate, fifth.REPORT_SEEDS),
+    "sixth": HeldOutSet(sixth.generate, sixth.REPORT_SEEDS),
 }
 
 
