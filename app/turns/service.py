@@ -916,7 +916,10 @@ def _known(kept: KeptRows | None) -> dict[str, Any]:
 
 
 def _as_read(value: Any) -> Any:
-    """A JSON column's value as reading it back gives it (the same types, the same order)."""
+    """A JSON column's value as reading it back gives it (the same types, the same order);
+    a string or None reads back as itself."""
+    if value is None or type(value) is str:
+        return value
     return load_json(dump_json(value))
 
 
