@@ -140,7 +140,7 @@ def create_app(
         metrics=metrics,
         api_keys=ApiKeyCache(ttl_seconds=settings.api_key_cache_seconds),
         calibrations=TTLCache(settings.calibration_cache_seconds),
-        kept_rows=KeptRowsCache(settings.kept_rows),
+        kept_rows=KeptRowsCache(int(settings.kept_rows_mib * 2**20)),
         embedder=_embedder(settings),
     )
     tracing = (

@@ -71,7 +71,7 @@ from app.summarize.running import run_summarizer
 from app.summary_jobs.repository import SummaryJobRepository
 from app.tokens.budgets import SessionBudget, session_budget
 from app.tracing import annotate_assembly
-from app.turns.kept_rows import KeptRows
+from app.turns.kept_rows import KeptRows, row_bytes
 from app.turns.repository import (
     AssemblyState,
     StoredRow,
@@ -578,7 +578,14 @@ class TurnService:
     ) -> None:
         """Keep the session's active rows as this assembly leaves them, once it commits, so
         that the next assembly on this worker reads back only what was written since."""
-        rows = {row.id: row for row in state.active}
+        kept_before = self.runtime.kept_rows.get(self.tenant_id, session.id)
+        sizes_before = kept_before.sizes if kept_before is not None else {}
+        rows: dict[int, StoredRow] = {}
+        sizes: dict[int, int] = {}
+        for row in state.active:
+            rows[row.id] = row
+            size = sizes_before.get(row.id)
+            sizes[row.id] = size if size is not None else row_bytes(row)
         messages = {message.id: message for message in snapshot.stored}
         encoding = snapshot.counter.name
         for message, tokens in zip(snapshot.new, decision.new_tokens, strict=True):
@@ -600,9 +607,14 @@ class TurnService:
                 token_encoding=encoding,
             )
             rows[row.id] = row
+            sizes[row.id] = row_bytes(row)
             messages[row.id] = _stored_message(row)
         kept = KeptRows(
-            known_seq=session.message_count + len(snapshot.new), rows=rows, messages=messages
+            known_seq=session.message_count + len(snapshot.new),
+            rows=rows,
+            messages=messages,
+            sizes=sizes,
+            size=sum(sizes.values()),
         )
         cache, tenant_id, session_id = self.runtime.kept_rows, self.tenant_id, session.id
         after_commit(self.db, lambda: cache.put(tenant_id, session_id, kept))

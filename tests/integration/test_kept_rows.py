@@ -106,7 +106,7 @@ async def _compare_with_a_worker_that_keeps_nothing(
 ) -> None:
     """Two turns (a long open one, then another) through ``workers`` in turn, and the same
     calls for another tenant through a worker that keeps no rows: the same answers."""
-    cold_app, _ = await apps.start(kept_rows=0)
+    cold_app, _ = await apps.start(kept_rows_mib=0)
     cold = apps.client(cold_app, await apps.key("cold"))
     kept_key = await apps.key(kept_tenant)
     kept = [apps.client(app, kept_key) for app in workers]
