@@ -769,6 +769,17 @@ async def _rollback(session: AsyncSession) -> None:
             raise
 
 
+#: Where ``after_commit`` keeps its callbacks, in the unit of work's ``info``.
+_AFTER_COMMIT = "after_commit"
+
+
+def after_commit(db: AsyncSession, callback: Callable[[], None]) -> None:
+    """Run ``callback`` once the request's unit of work commits (``get_db``); never when it
+    rolls back or ends otherwise."""
+    callbacks: list[Callable[[], None]] = db.info.setdefault(_AFTER_COMMIT, [])
+    callbacks.append(callback)
+
+
 async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
     """The request's unit of work: committed when the endpoint succeeds, rolled back when it
     raises, except for errors that carry a record of their own (a rejected turn's audit row).
@@ -791,6 +802,8 @@ async def get_db(request: Request) -> AsyncIterator[AsyncSession]:
             else:
                 await session.commit()
                 recovery.reachable()
+                for callback in session.info.pop(_AFTER_COMMIT, ()):
+                    callback()
         except ServiceError:
             raise
         except Exception as error:

@@ -45,6 +45,7 @@ from app.tracing import (
     instrument_engine,
     tracing_from_environment,
 )
+from app.turns.kept_rows import KeptRowsCache
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -139,6 +140,7 @@ def create_app(
         metrics=metrics,
         api_keys=ApiKeyCache(ttl_seconds=settings.api_key_cache_seconds),
         calibrations=TTLCache(settings.calibration_cache_seconds),
+        kept_rows=KeptRowsCache(int(settings.kept_rows_mib * 2**20)),
         embedder=_embedder(settings),
     )
     tracing = (

@@ -21,6 +21,7 @@ from app.summarize import Summarizer
 from app.summarize.ahead import FoldsAhead
 from app.tokens.calibration import CalibrationService
 from app.tokens.registry import TokenizerRegistry
+from app.turns.kept_rows import KeptRowsCache
 
 if TYPE_CHECKING:
     from app.embeddings.client import EmbeddingsClient
@@ -79,6 +80,8 @@ class Runtime:
     capped_results: LRU[Hashable, tuple[Any, int, int]] = field(default_factory=lambda: LRU(128))
     #: Turn-count folds made between turns, by session (see ``app.summarize.ahead``).
     folds_ahead: FoldsAhead = field(default_factory=FoldsAhead)
+    #: Sessions' active rows as this worker's last assembly left them (app.turns.kept_rows).
+    kept_rows: KeptRowsCache = field(default_factory=KeptRowsCache)
     #: The embeddings API, when configured (``Settings.embeds``); None: full text only.
     embedder: EmbeddingsClient | None = None
 

@@ -335,6 +335,16 @@ class Settings(BaseSettings):
     calibration_min_prompt_tokens: int = Field(
         default=100, ge=1, description="Usage reports for smaller prompts are not learnt from."
     )
+    kept_rows_mib: float = Field(
+        default=64,
+        ge=0,
+        description=(
+            "MiB of active messages a worker keeps decoded between a session's assemblies, "
+            "over all sessions (the least recently used sessions go first): the next step of "
+            "a long open turn reads back only what was written since. A 1,000-call open turn "
+            "of short tool results takes about 1.4 MiB. 0 keeps none."
+        ),
+    )
     calibration_cache_seconds: float = Field(
         default=1.0,
         ge=0,

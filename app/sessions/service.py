@@ -77,6 +77,7 @@ class SessionService:
         self.tokenizers = runtime.tokenizers
         self.calibration = runtime.calibration(db)
         self.folds_ahead = runtime.folds_ahead
+        self.kept_rows = runtime.kept_rows
 
     async def create(self, request: SessionCreate) -> SessionOut:
         """Create a session; 409 when the tenant already has one with the chosen id, 422 when
@@ -180,6 +181,7 @@ class SessionService:
         # A fold made ahead holds the erased text: it goes too (this worker's; another
         # worker's is never taken, its messages being gone, and gives way to newer ones).
         self.folds_ahead.erase(record.tenant_id, session_id)
+        self.kept_rows.discard(record.tenant_id, session_id)
 
     async def _out(self, record: SessionRecord) -> SessionOut:
         resolved = await self.calibration.apply(

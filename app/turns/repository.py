@@ -14,10 +14,12 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
+    case,
     cast,
     func,
     insert,
     literal,
+    null,
     select,
     true,
     update,
@@ -150,6 +152,9 @@ _MESSAGE_COLUMNS = (
     MessageRecord.token_encoding,
 )
 
+#: The columns a kept row is not read again for: the large ones, which never change.
+_KEPT_COLUMNS = frozenset({"content", "tool_calls", "reasoning_content"})
+
 
 def _assembly_snapshot(dialect: str) -> Select[Any]:
     head = _LATEST_SUMMARY_HEAD.subquery()
@@ -186,6 +191,13 @@ def _assembly_snapshot(dialect: str) -> Select[Any]:
         reserved = [
             select(func.coalesce(func.max(table.id), 0)).scalar_subquery() for table in tables
         ]
+    # The content of a row this worker keeps (its seq at most ``known_seq``) is left out:
+    # it never changes once stored (app.turns.kept_rows). Everything else is read.
+    unknown = MessageRecord.seq > bindparam("known_seq", type_=Integer)
+    columns = [
+        case((unknown, column), else_=null()) if column.key in _KEPT_COLUMNS else column
+        for column in _MESSAGE_COLUMNS
+    ]
     return (
         select(
             _OPEN_TURN.c.id,
@@ -200,7 +212,7 @@ def _assembly_snapshot(dialect: str) -> Select[Any]:
             reserved[0],
             reserved[1],
             reserved[2],
-            *_MESSAGE_COLUMNS,
+            *columns,
         )
         .select_from(
             one.outerjoin(_OPEN_TURN, true())
@@ -403,11 +415,22 @@ class TurnRepository:
         return (await self.db.execute(query)).scalars().all()
 
     async def assembly_state(
-        self, session_id: str, *, new_messages: int, new_summary: bool = False
+        self,
+        session_id: str,
+        *,
+        new_messages: int,
+        new_summary: bool = False,
+        known: Mapping[int, StoredRow] | None = None,
+        known_seq: int = 0,
     ) -> AssemblyState:
         """The session's open turn, latest summary and active messages, and ids for the
         ``new_messages`` messages and the audit row the assembly will write: everything an
         assembly reads besides the session row, in one round trip.
+
+        ``known``: rows this worker keeps (``app.turns.kept_rows``), each active row up to
+        ``known_seq`` among them: the content of those is not read again, the kept row is
+        used, with the count the database has now. An active row up to ``known_seq`` that is
+        not kept makes the read happen again in full (a second round trip).
 
         Run it after the session lock, never within the locking statement: a statement's
         snapshot predates its wait for the lock, so it would miss what the previous holder
@@ -419,8 +442,14 @@ class TurnRepository:
             "new_messages": new_messages,
             "new_audit_rows": 1,
             "new_summaries": int(new_summary),
+            "known_seq": known_seq if known else 0,
         }
         rows = await fetch_rows(connection, _SNAPSHOTS[dialect], params)
+        active = _active_rows(rows, known, known_seq) if known else _read_rows(rows)
+        if active is None:
+            return await self.assembly_state(
+                session_id, new_messages=new_messages, new_summary=new_summary
+            )
         first = rows[0]
         if dialect == "postgresql":
             message_ids, audit_id = list(first[9] or []), first[10][0]
@@ -432,7 +461,7 @@ class TurnRepository:
         return AssemblyState(
             open_turn=OpenTurn(*first[0:3]) if first[0] is not None else None,
             latest_summary=SummaryHead(*first[3:9]) if first[3] is not None else None,
-            active=[StoredRow(*row[12:]) for row in rows if row[12] is not None],
+            active=active,
             message_ids=message_ids,
             audit_id=audit_id,
             summary_id=summary_id,
@@ -622,6 +651,32 @@ class TurnRepository:
             .limit(limit)
         )
         return (await self.db.execute(query)).scalars().all()
+
+
+def _read_rows(rows: Sequence[Any]) -> list[StoredRow]:
+    return [StoredRow(*row[12:]) for row in rows if row[12] is not None]
+
+
+def _active_rows(
+    rows: Sequence[Any], known: Mapping[int, StoredRow], known_seq: int
+) -> list[StoredRow] | None:
+    """The active rows of a snapshot read that left out the content of the rows up to
+    ``known_seq``, those taken from ``known``; None when one of them is not there."""
+    active: list[StoredRow] = []
+    for row in rows:
+        message_id = row[12]
+        if message_id is None:
+            continue
+        if row[13] > known_seq:
+            active.append(StoredRow(*row[12:]))
+            continue
+        kept = known.get(message_id)
+        if kept is None or kept.seq != row[13] or kept.role != row[15]:
+            return None
+        if kept.token_count != row[23] or kept.token_encoding != row[24]:
+            kept = kept._replace(token_count=row[23], token_encoding=row[24])
+        active.append(kept)
+    return active
 
 
 def summary_content(record: SummaryRecord) -> SummaryContent:

@@ -48,7 +48,7 @@ from app.budget.openai_format import to_openai
 from app.budget.reasoning import reasoning_rule
 from app.budget.summary import SummaryContent
 from app.budget.tokens import TokenCounter, content_text, count_message
-from app.db import WriteBatch, connection_of
+from app.db import WriteBatch, after_commit, connection_of, dump_json, load_json
 from app.errors import BudgetExceededError, ConflictError, NotFoundError, ToolCallIdReusedError
 from app.metrics import model_label
 from app.models import (
@@ -71,8 +71,10 @@ from app.summarize.running import run_summarizer
 from app.summary_jobs.repository import SummaryJobRepository
 from app.tokens.budgets import SessionBudget, session_budget
 from app.tracing import annotate_assembly
+from app.turns.kept_rows import KeptRows, row_bytes
 from app.turns.repository import (
     AssemblyState,
+    StoredRow,
     SummaryHead,
     TurnRepository,
     TurnRow,
@@ -160,12 +162,14 @@ class TurnService:
         """Start a turn with a user message and return the prompt for its first LLM call."""
         started = time.perf_counter()
         session = await self._locked(session_id)
+        kept = self.runtime.kept_rows.get(self.tenant_id, session_id)
         state = await self.turns.assembly_state(
             session_id,
             new_messages=1,
             # A fold made between turns is likely taken in: its summary goes in the batch.
             new_summary=self.folds_ahead is not None
             and self.folds_ahead.holds(self.tenant_id, session_id),
+            **_known(kept),
         )
         if state.open_turn is not None:
             raise ConflictError(
@@ -192,13 +196,17 @@ class TurnService:
             usage=None,
             started=started,
             prompt_format=body.format,
+            kept=kept,
         )
 
     async def post_step(self, session_id: str, turn_id: str, body: StepRequest) -> AssemblyOut:
         """Record the assistant's tool calls and their results; return the next prompt."""
         started = time.perf_counter()
         session = await self._locked(session_id)
-        state = await self.turns.assembly_state(session_id, new_messages=1 + len(body.tool_results))
+        kept = self.runtime.kept_rows.get(self.tenant_id, session_id)
+        state = await self.turns.assembly_state(
+            session_id, new_messages=1 + len(body.tool_results), **_known(kept)
+        )
         open_turn = state.open_turn
         if open_turn is None or open_turn.id != turn_id:
             await self._refuse_turn(session_id, turn_id)
@@ -241,6 +249,7 @@ class TurnService:
             usage=body.usage,
             started=started,
             prompt_format=body.format,
+            kept=kept,
         )
 
     async def complete_turn(self, session_id: str, turn_id: str, body: CompleteRequest) -> TurnOut:
@@ -405,6 +414,7 @@ class TurnService:
         turn_seq: int,
         step: int,
         new: Sequence[Message],
+        kept: KeptRows | None,
     ) -> Snapshot:
         head = state.latest_summary
         finished: Sequence[SummaryJobRecord] = ()
@@ -428,24 +438,7 @@ class TurnService:
                 tools=tuple(session.tools or ()),
                 caps=BlockCaps(**(session.block_caps or {})),
             ),
-            stored=tuple(
-                Message.stored(
-                    id=row.id,
-                    seq=row.seq,
-                    turn_seq=row.turn_seq,
-                    role=row.role,
-                    content=row.content,
-                    name=row.name,
-                    tool_calls=row.tool_calls,
-                    tool_call_id=row.tool_call_id,
-                    reasoning_content=row.reasoning_content,
-                    is_error=bool(row.is_error),
-                    answers_seq=row.answers_seq,
-                    tokens=row.token_count,
-                    encoding=row.token_encoding,
-                )
-                for row in state.active
-            ),
+            stored=_stored_messages(state.active, kept.messages if kept is not None else {}),
             new=tuple(new),
             session_id=session.id,
             turn_seq=turn_seq,
@@ -489,12 +482,13 @@ class TurnService:
         usage: Usage | None,
         started: float,
         prompt_format: PromptFormat,
+        kept: KeptRows | None,
     ) -> AssemblyOut:
         """The prompt for ``step`` of ``turn``, from ``state`` read after the session lock."""
         annotate_assembly(model=session.model)
         resolved = await self.calibration.apply(session.tenant_id, self._budget(session))
         snapshot = await self._snapshot(
-            session, state, resolved, turn_seq=turn.seq, step=step, new=new
+            session, state, resolved, turn_seq=turn.seq, step=step, new=new, kept=kept
         )
         plan, decided, made = await self._decide(snapshot, resolved)
         items_json = made.pop("items_json", None) if made is not None else None
@@ -544,6 +538,7 @@ class TurnService:
         audit["latency_ms"] = (time.perf_counter() - started) * 1000
         self.audit.insert(batch, audit)
         await batch.send(await connection_of(self.db))
+        self._keep_rows(session, state, snapshot, decision)
 
         if turn.new and self.folds_ahead is not None:
             self._prepare_next_fold(plan, decision)
@@ -577,6 +572,52 @@ class TurnService:
             audit_id=state.audit_id,
         )
         return _in_format(assembly, prompt_format, stable_messages=decision.stable_messages)
+
+    def _keep_rows(
+        self, session: SessionRow, state: AssemblyState, snapshot: Snapshot, decision: Decision
+    ) -> None:
+        """Keep the session's active rows as this assembly leaves them, once it commits, so
+        that the next assembly on this worker reads back only what was written since."""
+        kept_before = self.runtime.kept_rows.get(self.tenant_id, session.id)
+        sizes_before = kept_before.sizes if kept_before is not None else {}
+        rows: dict[int, StoredRow] = {}
+        sizes: dict[int, int] = {}
+        for row in state.active:
+            rows[row.id] = row
+            size = sizes_before.get(row.id)
+            sizes[row.id] = size if size is not None else row_bytes(row)
+        messages = {message.id: message for message in snapshot.stored}
+        encoding = snapshot.counter.name
+        for message, tokens in zip(snapshot.new, decision.new_tokens, strict=True):
+            # As a read of the stored row would give it back: the JSON columns decoded from
+            # their stored text.
+            row = StoredRow(
+                id=message.id,
+                seq=message.seq,
+                turn_seq=message.turn_seq,
+                role=message.role,
+                content=_as_read(message.content),
+                name=message.name,
+                tool_calls=_as_read(list(message.tool_calls)) if message.tool_calls else None,
+                tool_call_id=message.tool_call_id,
+                reasoning_content=message.reasoning_content,
+                is_error=message.is_error or None,
+                answers_seq=message.answers_seq,
+                token_count=tokens,
+                token_encoding=encoding,
+            )
+            rows[row.id] = row
+            sizes[row.id] = row_bytes(row)
+            messages[row.id] = _stored_message(row)
+        kept = KeptRows(
+            known_seq=session.message_count + len(snapshot.new),
+            rows=rows,
+            messages=messages,
+            sizes=sizes,
+            size=sum(sizes.values()),
+        )
+        cache, tenant_id, session_id = self.runtime.kept_rows, self.tenant_id, session.id
+        after_commit(self.db, lambda: cache.put(tenant_id, session_id, kept))
 
     async def _decide(
         self, snapshot: Snapshot, resolved: SessionBudget
@@ -877,6 +918,56 @@ def _stored_content(message: BaseModel) -> Any:
 
 
 _CONTENT = {"content"}
+
+
+def _known(kept: KeptRows | None) -> dict[str, Any]:
+    """The snapshot read's arguments for the rows this worker keeps."""
+    if kept is None:
+        return {}
+    return {"known": kept.rows, "known_seq": kept.known_seq}
+
+
+def _as_read(value: Any) -> Any:
+    """A JSON column's value as reading it back gives it (the same types, the same order);
+    a string or None reads back as itself."""
+    if value is None or type(value) is str:
+        return value
+    return load_json(dump_json(value))
+
+
+def _stored_message(row: StoredRow) -> Message:
+    return Message.stored(
+        id=row.id,
+        seq=row.seq,
+        turn_seq=row.turn_seq,
+        role=row.role,
+        content=row.content,
+        name=row.name,
+        tool_calls=row.tool_calls,
+        tool_call_id=row.tool_call_id,
+        reasoning_content=row.reasoning_content,
+        is_error=bool(row.is_error),
+        answers_seq=row.answers_seq,
+        tokens=row.token_count,
+        encoding=row.token_encoding,
+    )
+
+
+def _stored_messages(rows: Sequence[StoredRow], kept: Mapping[int, Message]) -> tuple[Message, ...]:
+    """The core's message of each active row: the one made before for a kept row whose
+    count has not changed since, a new one otherwise."""
+    messages: list[Message] = []
+    for row in rows:
+        message = kept.get(row.id)
+        if (
+            message is None
+            or message.content is not row.content
+            or message.tokens != row.token_count
+            or message.encoding != row.token_encoding
+        ):
+            message = _stored_message(row)
+        messages.append(message)
+    return tuple(messages)
 
 
 def _prompt_tokens(usage: Usage | None) -> int | None:

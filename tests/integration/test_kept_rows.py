@@ -1,0 +1,160 @@
+"""A worker keeps a session's decoded rows between its assemblies (``app.turns.kept_rows``)
+and reads back only what was written since: its answers are the same, byte for byte, as a
+worker's that reads every row, and a step on one worker after another worker wrote sees
+what that worker wrote."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+
+from tests.conftest import RunningApp
+
+SESSION_ID = "long-open-turn"
+#: Small enough that the open turn's older results are set aside before the end.
+CONTEXT_LIMIT = 16_000
+STEPS = 14
+CALLS = 6
+
+
+def _step(number: int) -> dict[str, Any]:
+    """A step of parallel calls whose results vary in shape: text, content parts, errors,
+    non-ASCII text, large integers and nested arguments."""
+    ids = [f"call_{number:02d}_{index}" for index in range(CALLS)]
+    calls = [
+        {
+            "id": call_id,
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "arguments": json.dumps(
+                    {"path": f"src/m{number}/f{index}.py", "range": [index, 2**70 + number]}
+                ),
+            },
+        }
+        for index, call_id in enumerate(ids)
+    ]
+    results: list[dict[str, Any]] = []
+    for index, call_id in enumerate(ids):
+        text = f"résumé {number}.{index}: total = Σ lines ✓ " * (8 + 3 * index)
+        result: dict[str, Any] = {"tool_call_id": call_id, "content": text}
+        if index == 1:
+            result["content"] = [{"type": "text", "text": text}, {"type": "text", "text": "ok"}]
+        if index == 2:
+            result["is_error"] = True
+        results.append(result)
+    assistant: dict[str, Any] = {"content": f"Reading batch {number}.", "tool_calls": calls}
+    if number % 3 == 0:
+        assistant["reasoning_content"] = f"Batch {number} may hold the rounding bug."
+    return {
+        "assistant": assistant,
+        "tool_results": results,
+        "format": "anthropic" if number % 4 == 3 else "openai",
+    }
+
+
+def _comparable(response: httpx.Response, turn_id: str, seqs: dict[int, int]) -> bytes:
+    """The answer's bytes but its turn's id, its audit row's id and its message ids (each
+    database row's own), the ids written as the messages' seqs in their session."""
+    assert response.status_code in (200, 201), response.text
+    body = response.content.replace(turn_id.encode(), b"<turn>")
+    body = re.sub(rb'"audit_id":\d+', b'"audit_id":0', body)
+    return re.sub(
+        rb'_message_ids":\[([\d,]*)\]',
+        lambda ids: (
+            b'_message_ids":[%s]' % b",".join(b"%d" % seqs[int(i)] for i in ids[1].split(b",") if i)
+        ),
+        body,
+    )
+
+
+async def _seqs(client: httpx.AsyncClient) -> dict[int, int]:
+    """Every message's seq by its id, in the test's session."""
+    seqs: dict[int, int] = {}
+    after = 0
+    while True:
+        page = await client.get(
+            f"/v1/sessions/{SESSION_ID}/messages", params={"after_seq": after, "limit": 1000}
+        )
+        assert page.status_code == 200, page.text
+        seqs.update((m["id"], m["seq"]) for m in page.json()["messages"])
+        after = page.json()["next_after_seq"]
+        if after is None:
+            return seqs
+
+
+async def _session(client: httpx.AsyncClient) -> str:
+    created = await client.post(
+        "/v1/sessions",
+        json={
+            "id": SESSION_ID,
+            "model": "gpt-4o",
+            "context_limit": CONTEXT_LIMIT,
+            "system": {"global": "You are a careful auditor."},
+        },
+    )
+    assert created.status_code == 201, created.text
+    return f"/v1/sessions/{SESSION_ID}/turns"
+
+
+async def _compare_with_a_worker_that_keeps_nothing(
+    apps: RunningApp, workers: list[FastAPI], *, kept_tenant: str
+) -> None:
+    """Two turns (a long open one, then another) through ``workers`` in turn, and the same
+    calls for another tenant through a worker that keeps no rows: the same answers."""
+    cold_app, _ = await apps.start(kept_rows_mib=0)
+    cold = apps.client(cold_app, await apps.key("cold"))
+    kept_key = await apps.key(kept_tenant)
+    kept = [apps.client(app, kept_key) for app in workers]
+    cold_base, kept_base = await _session(cold), await _session(kept[0])
+
+    set_aside = False
+    answers: list[tuple[httpx.Response, str, httpx.Response, str]] = []
+    for turn_number in range(2):
+        start = {"message": {"content": f"Audit the invoices, part {turn_number}."}}
+        cold_start = await cold.post(cold_base, json=start)
+        kept_start = await kept[0].post(kept_base, json=start)
+        cold_turn, kept_turn = cold_start.json()["turn_id"], kept_start.json()["turn_id"]
+        answers.append((kept_start, kept_turn, cold_start, cold_turn))
+        steps = STEPS if turn_number == 0 else 3
+        for number in range(steps):
+            body = _step(number + 100 * turn_number)
+            worker = kept[(number + 1) % len(kept)]
+            cold_step = await cold.post(f"{cold_base}/{cold_turn}/steps", json=body)
+            kept_step = await worker.post(f"{kept_base}/{kept_turn}/steps", json=body)
+            answers.append((kept_step, kept_turn, cold_step, cold_turn))
+            set_aside = set_aside or b"tool result set aside for room" in kept_step.content
+        complete = {"assistant": {"content": "The cents drift on long invoices."}}
+        assert (await cold.post(f"{cold_base}/{cold_turn}/complete", json=complete)).is_success
+        assert (await kept[0].post(f"{kept_base}/{kept_turn}/complete", json=complete)).is_success
+
+    kept_seqs, cold_seqs = await _seqs(kept[0]), await _seqs(cold)
+    for number, (kept_answer, kept_turn, cold_answer, cold_turn) in enumerate(answers):
+        assert _comparable(kept_answer, kept_turn, kept_seqs) == _comparable(
+            cold_answer, cold_turn, cold_seqs
+        ), number
+    # The long turn's older results were set aside (so the answers above covered that), and
+    # the keeping workers did keep the session's rows.
+    assert set_aside
+    assert cold_app.state.runtime.kept_rows.get("cold", SESSION_ID) is None
+    for app in workers:
+        held = app.state.runtime.kept_rows.get(kept_tenant, SESSION_ID)
+        assert held is not None
+        assert len(held.rows) > STEPS * CALLS
+
+
+async def test_a_worker_keeping_the_open_turns_rows_answers_as_one_reading_them(
+    apps: RunningApp,
+) -> None:
+    worker, _ = await apps.start()
+    await _compare_with_a_worker_that_keeps_nothing(apps, [worker], kept_tenant="warm")
+
+
+async def test_a_step_after_another_worker_wrote_sees_what_it_wrote(apps: RunningApp) -> None:
+    first, _ = await apps.start()
+    second, _ = await apps.start()
+    await _compare_with_a_worker_that_keeps_nothing(apps, [first, second], kept_tenant="two")
