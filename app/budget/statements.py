@@ -24,6 +24,7 @@ next message (``*Kowalski``, "sorry, 45 not 54") puts the statement before it ri
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
@@ -1185,15 +1186,27 @@ def _retracts(later: str, earlier: str, drops: frozenset[str], new: Claim, old: 
     word it drops is what ``earlier`` is about, and there its head, not a word of something
     else ("forget the caterer" drops "the caterer for the offsite is …"; "the heating is off"
     drops nothing of "the heating engineer is …")."""
-    about = old.subject | old.context
+    # The words of the statement besides its values: "caterer" stays what "the caterer for
+    # the offsite is Olive Grove Catering" is about, though a value ("Catering") shares its
+    # stem and so leaves the claim's subject.
+    besides = " ".join(w for w in _words(earlier) if w.lower() not in old.values)
+    about = old.subject | old.context | subject_words(besides)
     if not all(_found_in(word, about) for word in drops):
         return 0
+    which = _dropped_which(later)
+    if which and not any(_found_in(word, about) for word in which):
+        return 0  # "forget the venue for the launch" drops nothing of "the venue for the dinner"
+    # Another word of what the statement is about, named by the retraction: "forget the cap
+    # on the trip" says which cap "the budget cap for the conference trip" is.
+    named = any(_found_in(word, new.context) for word in old.subject if not _found_in(word, drops))
     for word in drops:
         ties = _tied(earlier, word)
         # "X for the Y": X is the head, what it is for says which; elsewhere a tie is a
-        # noun the retraction must say too.
+        # noun the retraction must say too, unless it names which one another way.
         head_of = _heads(earlier, word)
-        if any(not _found_in(tie, new.context) and tie not in head_of for tie in ties):
+        if not named and any(
+            not _found_in(tie, new.context) and tie not in head_of for tie in ties
+        ):
             return 0
     shared = {word for word in about if _found_in(word, new.context)}
     return _closeness(len(shared), new, old)
@@ -1329,8 +1342,12 @@ _FIX_WORDS = r"(?:sorry|oops|typo|ugh|argh|oh|ah|my bad|correction|i\s+meant|mea
 _FIX_MARK = re.compile(r"\b(?:sorry|oops|typo|correction|meant)\b", re.IGNORECASE)
 _FIX_AROUND = rf"(?:{_FIX_WORDS}\W*)*"
 _TOKEN = r"[^\s*,;:!?]+"
+#: The token alone, or with the words that say it is a fix around it ("*Bergstrom, sorry",
+#: "oops, 7319*"): never a star inside a sentence ("Karla* handles payroll").
 _STAR_FIX = re.compile(
-    rf"^\s*(?:\*\s*(?P<before>{_TOKEN})|(?P<after>{_TOKEN})\s*\*)\s*[.!]?\s*$",
+    rf"^\s*(?P<pre>(?:{_FIX_WORDS}[\s,.!:\u2014\u2013-]*)*)"
+    rf"(?:\*\s*(?P<before>{_TOKEN})|(?P<after>{_TOKEN})\s*\*)\s*[.!]?"
+    rf"(?P<post>(?:[\s,.!:\u2014\u2013-]*{_FIX_WORDS})*)[\s.!]*$",
     re.IGNORECASE,
 )
 _SWAP_FIX = re.compile(
@@ -1356,8 +1373,10 @@ def typo_fix(text: str) -> tuple[str, str | None] | None:
     if star:
         word = (star.group("before") or star.group("after")).strip(".")
         lettered = any(c.isalpha() for c in word)
-        # A word, or a number with the star before it: "4.5*", "2025*" rate and note.
-        if not lettered and not (star.group("before") and _BARE_NUMBER.fullmatch(word)):
+        # A word, or a number with the star before it: "4.5*", "2025*" rate and note; a
+        # number with the star after it is a fix only when a word says so ("oops, 7319*").
+        marked = bool(star.group("pre").strip() or star.group("post").strip())
+        if not lettered and not ((star.group("before") or marked) and _BARE_NUMBER.fullmatch(word)):
             return None
         return (word, None) if word.lower() not in _COMMON and len(word) >= 2 else None
     swap = _SWAP_FIX.match(text)
@@ -1399,7 +1418,13 @@ def fix_typo(statement: str, fix: tuple[str, str | None]) -> str | None:
     if old is not None:
         found = [t for t in tokens if bare(t.group()) == bare(old)]
     else:
-        near = _near_number if _BARE_NUMBER.fullmatch(bare(new)) else _near
+        near: Callable[[str, str], bool]
+        if _BARE_NUMBER.fullmatch(bare(new)):
+            near = _near_number
+        elif _ORDINAL.fullmatch(bare(new)):
+            near = _near_ordinal
+        else:
+            near = _near
         found = [
             t
             for t in tokens
@@ -1427,6 +1452,14 @@ def _near_number(number: str, other: str) -> bool:
         sorted(number) == sorted(other)
         or sum(a != b for a, b in zip(number, other, strict=True)) == 1
     )
+
+
+def _near_ordinal(word: str, other: str) -> bool:
+    """Whether two days of the month are one typo apart: "21st" and "12th" (the digits
+    swapped), "14th" and "24th"; the endings follow the digits and are not compared."""
+    if not (_ORDINAL.fullmatch(word) and _ORDINAL.fullmatch(other)):
+        return False
+    return _near_number(word[:-2], other[:-2])
 
 
 def _near(word: str, other: str) -> bool:
@@ -1525,6 +1558,25 @@ def dropped(text: str) -> frozenset[str]:
     phrase = match.group("what") or match.group("off") or match.group("none") or ""
     phrase = _PHRASE_END.sub("", " " + phrase).strip()
     return frozenset(subject_words(phrase))
+
+
+#: What a retraction's phrase says after a preposition: which one it drops ("the venue for
+#: the launch", "the cap on the trip").
+_QUALIFIED = re.compile(r"\s(?:on|for|of|at|in|with|to|from|by)\s+(?P<which>.*)$", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _dropped_which(text: str) -> frozenset[str]:
+    """The words by which ``text`` says which thing it retracts ("launch" of "forget the
+    venue for the launch, …"), empty when it says none."""
+    match = _DROPPED.search(text)
+    if match is None:
+        return frozenset()
+    phrase = match.group("what") or match.group("off") or ""
+    qualified = _QUALIFIED.search(" " + phrase)
+    if qualified is None:
+        return frozenset()
+    return frozenset(subject_words(_PHRASE_END.sub("", " " + qualified.group("which"))))
 
 
 def _same_word(word: str, other: str) -> bool:

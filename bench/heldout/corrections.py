@@ -35,7 +35,7 @@ from typing import Any
 from app.budget.recall import RECALL_HEADING
 from bench.heldout import material as m
 from bench.heldout.generator import _filler, check_values_unique, value_pattern
-from bench.heldout.scenario import Fact, Scenario, Turn
+from bench.heldout.scenario import Fact, Scenario, Turn, normalise
 from bench.heldout.scorer import Agent, _lines, prompt_text
 
 MODEL = "gpt-4o-mini"
@@ -266,8 +266,11 @@ def _correction(rng: random.Random, style: str, turn: int) -> tuple[list[tuple[s
     raise ValueError(style)
 
 
-def generate(seed: int, turns: int = 160) -> Scenario:
-    """The session of ``seed``: ``turns`` turns, one correction of each style."""
+def generate(seed: int, turns: int = 160, *, ask: bool = False) -> Scenario:
+    """The session of ``seed``: ``turns`` turns, one correction of each style. With ``ask``
+    the last message asks again about every corrected subject, in the words of the first
+    statement ("… the venue for the launch is what?"), so that recall brings the superseded
+    statements back and the last prompt shows what it does with them."""
     rng = random.Random(seed)
     half = turns // 2
     limit = int(turns * 0.7)
@@ -344,7 +347,18 @@ def generate(seed: int, turns: int = 160) -> Scenario:
         slots[at] = Turn(template.format(v=value), (), rng.choice(ACKS), "fact")
         facts.append(Fact("unrelated", value, at))
 
-    slots[turns - 1] = Turn(m.CLOSING, (), "Bye!", "chat")
+    closing = m.CLOSING
+    if ask:
+        asked = []
+        for fact in facts:
+            if fact.corrected_to is None or fact.kind == "typo":
+                continue
+            text = normalise(slots[fact.turn].user)
+            for other in facts:  # no value of the session's is said again
+                text = value_pattern(other.value).sub("what", text)
+            asked.append(text.rstrip("."))
+        closing = "before I go, remind me: " + " / ".join(asked) + "?"
+    slots[turns - 1] = Turn(closing, (), "Bye!", "chat")
     session = [slots[t] if t in slots else _filler(rng) for t in range(turns)]
     scenario = Scenario(
         seed=seed,
@@ -390,7 +404,7 @@ class _ByStyle(Agent):
             self.outcomes.append((fact.kind, bool(new.search(text)), stale(lines), stale(recalled)))
 
 
-async def _run(seeds: list[int], turns: int, settings: dict[str, Any]) -> None:
+async def _run(seeds: list[int], turns: int, settings: dict[str, Any], *, ask: bool) -> None:
     from bench.common import running_app
 
     #: style -> [corrections, new value present, old value as current, by the recall block]
@@ -398,7 +412,7 @@ async def _run(seeds: list[int], turns: int, settings: dict[str, Any]) -> None:
     kept = [0, 0]
     async with running_app(settings=settings) as client:
         for seed in seeds:
-            agent = _ByStyle(client, generate(seed, turns), recall=True)
+            agent = _ByStyle(client, generate(seed, turns, ask=ask), recall=True)
             result = await agent.run()
             for kind, (hit, total) in result.facts.items():
                 if kind in ("unrelated", "partial: value kept"):
@@ -435,9 +449,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", default="7000-7009")
     parser.add_argument("--turns", type=int, default=160)
     parser.add_argument("--summarizer", choices=("extractive", "llm"), default="extractive")
+    parser.add_argument(
+        "--ask",
+        action="store_true",
+        help="end each session with a question about every corrected subject (recall)",
+    )
     args = parser.parse_args(argv)
     with summarizer_settings(args.summarizer) as (settings, _):
-        asyncio.run(_run(seed_list(args.seeds), args.turns, settings))
+        asyncio.run(_run(seed_list(args.seeds), args.turns, settings, ask=args.ask))
 
 
 if __name__ == "__main__":

@@ -260,3 +260,48 @@ async def test_a_day_of_the_month_revises_no_amount(client: httpx.AsyncClient) -
     assert "1,450" in text
     assert "5th" in text
     assert "(was:" not in text
+
+
+async def test_a_star_fix_said_with_sorry_or_oops_and_a_swapped_day_are_put_right(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the photographer we booked is Tomasz Nowicky",
+        2: "*Nowicki, sorry",
+        5: "the safe code is 8264",
+        6: "oops, 8246*",
+        8: "the rehearsal is on the 31st",
+        9: "typo: meant the 13th",
+        11: "Karol signs the invoices and the office is on floor 7",
+        12: "Karla* handles payroll, sorry",
+    }
+    _, lines = await _last_prompt(client, said)
+    assert "- the photographer we booked is Tomasz Nowicki (was: Nowicky)" in lines
+    assert "- the safe code is 8246 (was: 8264)" in lines
+    assert "- the rehearsal is on the 13th (was: 31st)" in lines
+    assert _only_beside(lines, "Nowicky", "Nowicki")
+    assert _only_beside(lines, "31st", "13th")
+    # A star inside a sentence fixes nothing, whatever words follow it.
+    assert f"- {said[11]}" in lines
+
+
+async def test_a_retraction_finds_its_statement_by_what_it_names_and_only_that(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the printer for the flyers is Printing Partners",
+        2: "the spending cap for the hotel is 900 euros",
+        3: "the venue for the team lunch is the Quince Room",
+        10: "forget the printer, we're not doing flyers anymore",
+        11: "forget the cap on the hotel, there's no limit anymore",
+        12: "forget the venue for the gala, it's online now",
+    }
+    _, lines = await _last_prompt(client, said)
+    text = "\n".join(lines)
+    # A value sharing the subject's stem ("Printing") does not hide what it is about.
+    assert _only_beside(lines, "Printing Partners", "forget the printer")
+    # "the cap on the hotel" is the spending cap for the hotel.
+    assert _only_beside(lines, "900 euros", "forget the cap")
+    # "the venue for the gala" is not the venue for the team lunch.
+    assert f"- {said[3]}" in lines
+    assert said[12] in text
