@@ -72,7 +72,8 @@ _REQUEST = re.compile(
     r"(?:grep|rerun|re-run|run|check|show|list|tail|bump|open|restart|kill|start|stop|search|"
     r"find|compare|look|retry|try|summari[sz]e|explain|fix|add|remove|delete|update|deploy|"
     r"roll ?back|revert|merge|print|paste|give|tell|send|fetch|get|pull|push|build|test|"
-    r"clean|scale|drain|query|count|diff)\b(?!\s*:))",
+    # A verb joined to a word by a hyphen is a noun ("check-in", "run-book").
+    r"clean|scale|drain|query|count|diff)\b(?!\s*:|[-\u2011]\w))",
     re.IGNORECASE,
 )
 #: A question's opening: a word of asking or an auxiliary before its subject, in English;
@@ -154,7 +155,11 @@ _RULE = re.compile(
     # What the user marks as worth keeping, and a prohibition ("Rule: no layovers").
     r"|\b(?:keep (?:this|that|it) in mind|keep in mind|remember|for the record|fyi|heads up|"
     r"note that|bear in mind|from now on)\b"
-    r"|(?:^|[:;,\u2014-]\s*|\b(?:please|pls|plz)\s+)no\s+[^\W\d_]{3,}",
+    r"|(?:^|[:;,\u2014-]\s*|\b(?:please|pls|plz)\s+)no\s+[^\W\d_]{3,}"
+    # A clause whose subject is nothing or nobody forbids ("…, but nothing gets deleted
+    # before the audit closes").
+    r"|\b(?:nothing|nobody|no\s+one)\s+(?:\w+\s+)?(?:gets?|is|goes|should|can|may|must|"
+    r"leaves?|happens?|touches)\b",
     re.IGNORECASE,
 )
 _STATES = re.compile("|".join(p.pattern for p in (_THAT_CLAUSE, _REASON, _RULE)), re.IGNORECASE)
@@ -228,6 +233,33 @@ _STANDING = re.compile(
 )
 #: A question that weighs a choice is still open, not a request of the work in hand.
 _DELIBERATION = re.compile(r"\b(?:should|shall|whether|or later|or not)\b", re.IGNORECASE)
+#: A question that puts a value forward rather than asking for one: a proposal ("can we
+#: move the visit to the 14th?", "what if we hold it in Ghent?", "how about Casa Lumbreras
+#: for the caterer?"), a doubt or a check ("do we really need 94 chairs?", "isn't the
+#: deposit 1,940?"). Its opening is the first person plural with a modal, a negative
+#: auxiliary or "what if / how about", in the languages users write most.
+_PROPOSING = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|and|but|hmm|wait|also|btw)[,:]?\s+)*(?:"
+    r"(?:can|could|shall|should|may|might|do|did|would|will|must)\s+we\b"
+    r"|(?:is|are|was|were|does|do|did|has|have|had|wo|would|ca|could|should)n['\u2019]?t\b"
+    r"|what\s+if\b|how\s+about\b|why\s+(?:don['\u2019]?t|not)\b"
+    r"|(?:können|könnten|sollen|sollten|wollen|müssen)\s+wir\b|und\s+wenn\b|wie\s+wäre\b"
+    r"|on\s+(?:peut|pourrait|a|doit)\b|est-ce\s+qu['\u2019]on\b|et\s+si\b"
+    r"|¿?\s*(?:podemos|podríamos|podemos|y\s+si|qué\s+tal|hace\s+falta)\b"
+    r"|(?:possiamo|potremmo|e\s+se|che\s+ne\s+dici)\b"
+    r"|(?:dá\s+para|daria\s+para|e\s+se|que\s+tal)\b"
+    r"|(?:czy\s+)?(?:możemy|moglibyśmy|a\s+może|musimy)\b)",
+    re.IGNORECASE,
+)
+#: A question tag after a declarative clause: the clause states, the tag only checks it
+#: ("the invoice goes to Wendelin, right?", "la consegna è giovedì, giusto?").
+_TAG = re.compile(
+    r"[,\s]\s*(?:right|correct|yes|no|yeah|ok(?:ay)?|isn['\u2019]t\s+it|aren['\u2019]t\s+they|"
+    r"wasn['\u2019]t\s+it|didn['\u2019]t\s+(?:we|i|it|they|you)|don['\u2019]t\s+(?:we|they)|"
+    r"oder|nicht\s+wahr|stimmt['\u2019]?s|gell|non|n['\u2019]est-ce\s+pas|hein|¿?\s*verdad|"
+    r"¿?\s*no|giusto|vero|certo|né|não\s+é|prawda|tak|ne)\s*[?\uff1f]+\s*$",
+    re.IGNORECASE,
+)
 _WH_WORD = re.compile(
     r"^\W*(?:what|what['\u2019]s|whats|why|how|where|which|when|who|who['\u2019]s|whose|whom)\b",
     re.IGNORECASE,
@@ -431,7 +463,7 @@ def _imperative_word_ruled_out(word: str) -> bool:
     return (
         verb in _FUNCTION_WORDS
         or verb in _PAST_FORMS
-        or verb.endswith(("ed", "ing", "'s", "\u2019s"))
+        or verb.endswith(("ed", "ing", "'s", "\u2019s", "n't", "n\u2019t"))
         or (verb.endswith("ly") and not verb.endswith("ply"))
         or (verb.endswith("s") and not verb.endswith("ss"))
     )
@@ -459,7 +491,40 @@ def _states_something(text: str, mood: str) -> bool:
     # "should the transfer leave at 7am or later?" weighs a choice; "who should I ask?"
     # asks for a fact.
     weighs = _DELIBERATION.search(text) and not _WH_WORD.match(text)
-    return bool(weighs) or _clause_after_question(text)
+    return bool(weighs) or _proposes_value(text) or _clause_after_question(text)
+
+
+def _code(word: str) -> bool:
+    """Whether ``word`` is an identifier: letters and digits in one word, not an ordinal."""
+    word = word.strip(".,;:!?()[]\"'")
+    return (
+        any(c.isdigit() for c in word)
+        and any(c.isalpha() for c in word)
+        and _ORDINAL.fullmatch(word) is None
+    )
+
+
+def _proposes_value(text: str) -> bool:
+    """Whether a question puts a value forward (a proposal, a doubt, a check: see
+    ``_PROPOSING`` and ``_TAG``) and holds one: a number, a time, a name, a word in
+    another language. "can we rerun it?" proposes nothing worth keeping."""
+    tagged = _TAG.search(text)
+    if tagged is not None and tagged.start() > 0:
+        clause = text[: tagged.start()].rstrip(" ,")
+        # The clause before the tag is judged as said on its own.
+        return _mood(clause) == "declarative" and tier(clause) == Tier.STATEMENT
+    if _PROPOSING.match(text) is None:
+        return False
+    # An identifier ("INC-4411", "5f2a") names what the work is about, not a value put
+    # forward: "can we get the logs for INC-4411?" asks for work.
+    text = " ".join(word for word in text.split() if not _code(word))
+    return (
+        any(c.isdigit() for c in text)
+        or bool(_NUMBER_WORDS.search(text))
+        or bool(_TIME_WORDS.search(text))
+        or _named(text)
+        or _foreign(text)
+    )
 
 
 def _clause_after_question(text: str) -> bool:
@@ -484,8 +549,12 @@ def tier(sentence: str) -> Tier:
         return Tier.STATEMENT
     if typo_fix(sentence.strip()) is not None:
         return Tier.STATEMENT  # "*Kowalski": the name the statement before it holds
-    listed = _LIST_MARK.match(sentence.strip()) is not None
-    text = _LIST_MARK.sub("", sentence.strip(), count=1).lstrip("-*>•").strip()
+    row = _TABLE_ROW.match(sentence.strip())
+    # A row of a table is a line of a list whose cells say what and how much.
+    stripped = ": ".join(cell.strip() for cell in row.group(1).split("|")) if row else ""
+    stripped = stripped or sentence.strip()
+    listed = row is not None or _LIST_MARK.match(stripped) is not None
+    text = _LIST_MARK.sub("", stripped, count=1).lstrip("-*>•").strip()
     words = _words(text)
     if not words:
         return Tier.SMALL_TALK
@@ -535,14 +604,21 @@ def _short_value(text: str, named: bool) -> bool:
     return named or named_abroad or any(c.isdigit() for c in text)
 
 
-#: A line of a list as users jot them: "- ", "* ", "• ", "1. ", "2) ".
-_LIST_MARK = re.compile(r"^(?:[-*\u2022]|\d{1,2}[.)])\s+")
+#: A line of a list as users jot them: "- ", "* ", "• ", "1. ", "2) ", and the other marks
+#: people type or paste: a letter ("a) ", "(b) "), a number in brackets or before a slash
+#: ("(1) ", "1/ "), an en or em dash or an arrow ("→ "), a check box ("- [ ] ", "☐ ", "✅ ").
+_LIST_MARK = re.compile(
+    r"^(?:[-*+]\s+\[[ xX]\]|[-*+\u2022\u2013\u2014\u2192\u25aa\u25e6\u2023\u2610\u2611\u2705\u2714]"
+    r"|\(?(?:\d{1,2}|[a-z])\)|\d{1,2}[./]|[a-z]\.)\s+"
+)
+#: A row of a pasted markdown table: "| headcount | 57 people |".
+_TABLE_ROW = re.compile(r"^\|(.+)\|$")
 #: An imperative's first word followed by a number is a label ("budget 4,200 euros").
 _LABEL_THEN_NUMBER = re.compile(r"^[^\W\d_][\w'\u2019-]*\s+\d")
 #: A list line as "label: value" ("- dietary: vegetarian").
 _LISTED_LABEL = re.compile(r"^[^\W\d_][\w' -]{0,30}:\s+[^\W_]")
 #: A list line of this many words says something of its own.
-_LISTED_STATEMENT_WORDS = 3
+_LISTED_STATEMENT_WORDS = 2
 
 
 def _listed_fact(text: str) -> bool:
@@ -552,6 +628,8 @@ def _listed_fact(text: str) -> bool:
     or an amount with no verb is a fact there, where a sentence that short would be chat."""
     if text.rstrip().endswith(("?", "\uff1f")) or _REQUEST.match(text) or _POLITE.search(text):
         return False
+    if _SMALL_TALK.match(text) and not _named(text):
+        return False  # "- sounds good"
     if _imperative(text) and not _LABEL_THEN_NUMBER.match(text):
         return False
     return (

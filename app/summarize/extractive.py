@@ -312,6 +312,8 @@ _EMBEDDED_REQUEST = re.compile(
     r"again|job|worker|build|logs?|pods?)\b)",
     re.IGNORECASE,
 )
+#: A name right before a cut: a capitalised word, or one with a letter outside ASCII.
+_NAMED_WORD = re.compile(r"(?:^|\s)(?:[A-Z]\S*|\S*[^\x00-\x7f]\S*)\s*$")
 #: A request cut out of a sentence needs this many words before it.
 _WORDS_BEFORE_REQUEST = 3
 
@@ -324,7 +326,10 @@ def _requests_apart(sentence: str) -> list[str]:
         before = sentence[start : match.start()]
         # A question's own lead-in ("do you think we could run the demo out of …") is no
         # statement to cut a request from.
-        if len(before.split()) >= _WORDS_BEFORE_REQUEST and not is_request(before):
+        # "Zdeněk does the badges": a name before "does" or "did" is its subject, no question.
+        verb = sentence[match.end() :].split(maxsplit=1)[0].lower()
+        subject = verb in ("does", "did") and _NAMED_WORD.search(before) is not None
+        if len(before.split()) >= _WORDS_BEFORE_REQUEST and not is_request(before) and not subject:
             pieces.append(sentence[start : match.start()].strip())
             start = match.end()
     pieces.append(sentence[start:].strip())
