@@ -187,6 +187,8 @@ class Stack:
     #: Per call, per size: nanoseconds of CPU of each call, the server's and its backends'.
     cpu: dict[str, dict[int, list[tuple[int, int]]]] = field(default_factory=dict)
     pids: list[int] = field(default_factory=list)
+    #: Per size, whether each timed turn start folded a summary.
+    folded: dict[int, list[bool]] = field(default_factory=dict)
     backend_pids: list[int] = field(default_factory=list)
 
     async def find_processes(self, server_url: str) -> None:
@@ -241,7 +243,12 @@ async def timed_turn(
         spent[name] = (after[0] - before[0], after[1] - before[1])
         if response.status != status:
             raise RuntimeError(f"{name}: {response.status} {response.body[:300]!r}")
-        turn = turn or response.json()["turn_id"]
+        if not turn:
+            started_turn = response.json()
+            turn = started_turn["turn_id"]
+            # Whether this turn start folded a summary (the bare stack never does).
+            reason = started_turn.get("actions", {}).get("summary_reason")
+            elapsed["start_folded"] = 1.0 if reason else 0.0
     return elapsed, spent
 
 
@@ -406,6 +413,7 @@ async def time_stacks(
                     for call in CALLS:
                         stack.timings[call][size].runs.append(measured[call])
                         stack.cpu[call][size].append(spent[call])
+                    stack.folded.setdefault(size, []).append(bool(measured.get("start_folded")))
     finally:
         for connection in connections.values():
             await connection.close()
@@ -673,6 +681,7 @@ async def run(
             }
             for stack in [*stacks, bare_stack]
         },
+        "fold_turns": {stack.name: fold_turns(stack) for stack in stacks},
         "round_trips": trips,
         "libraries": {},
         "library_seconds": library_seconds,
@@ -707,6 +716,44 @@ def table(results: dict[str, Any]) -> str:
                 cells.append(cell + (f" ({row['note']})" if row["note"] else ""))
         lines.append(f"| {size:,} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def fold_turns(stack: Stack) -> dict[str, dict[str, float]]:
+    """Per size: the turn starts that folded a summary against the others (count, medians,
+    the others' p95), so that a tail can be told apart from the folds."""
+    out: dict[str, dict[str, float]] = {}
+    for size, folded in stack.folded.items():
+        runs = stack.timings["start"][size].runs
+        folds = [ms for ms, fold in zip(runs, folded, strict=True) if fold]
+        others = sorted(ms for ms, fold in zip(runs, folded, strict=True) if not fold)
+        if not folds or not others:
+            continue
+        out[str(size)] = {
+            "folds": len(folds),
+            "fold_median_ms": statistics.median(folds),
+            "fold_max_ms": max(folds),
+            "other_median_ms": statistics.median(others),
+            "other_p95_ms": others[min(len(others) - 1, round(0.95 * (len(others) - 1)))],
+        }
+    return out
+
+
+def fold_table(results: dict[str, Any]) -> str:
+    """The fold turns' share of the turn start's tail, per stack and size."""
+    lines = [
+        "| stack | stored messages | fold turns | fold turns' median / max (ms) | others' median"
+        " / p95 (ms) | fold median ÷ others' median |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, by_size in results.get("fold_turns", {}).items():
+        for size, row in sorted(by_size.items(), key=lambda item: int(item[0])):
+            lines.append(
+                f"| {name} | {int(size):,} | {row['folds']:.0f} | {row['fold_median_ms']:.2f} / "
+                f"{row['fold_max_ms']:.2f} | {row['other_median_ms']:.2f} / "
+                f"{row['other_p95_ms']:.2f} | "
+                f"{row['fold_median_ms'] / row['other_median_ms']:.2f}x |"
+            )
+    return "\n".join(lines) if len(lines) > 2 else ""
 
 
 def tails(results: dict[str, Any]) -> str:
@@ -838,6 +885,7 @@ def main() -> None:
     print(table(results))  # noqa: T201
     print(ratios(results))  # noqa: T201
     print(tails(results))  # noqa: T201
+    print(fold_table(results))  # noqa: T201
     for target in results["targets"]:
         print(f"  {'PASS' if target['pass'] else 'MISS'}  {target['target']}: {target['measured']}")  # noqa: T201
 
