@@ -59,6 +59,17 @@ CANDIDATES_PER_HIT = 4
 #: (LoCoMo, 15 messages: embeddings on fell below off).
 WORDS_FIRST_SHARE = 0.4
 WORDS_FIRST = 2
+#: With embeddings, a word hit scoring under this share of the best one's is found by the
+#: question's common words alone (in a two-person dialogue, the speaker's name, which half
+#: the messages say; a month, a weekday): it takes no place in the fusion nor among the
+#: words' first, and comes after every message either ranking found. In the fusion of
+#: ranks such a hit weighs as much as one that shares the question's rare words, and on
+#: LoCoMo the slots they took pushed embeddings on below off (docs/benchmarks.md).
+WEAK_WORDS_SHARE = 0.2
+#: ... and one scoring no more than this is too, whatever the best: FTS5 gives a word that
+#: half the index's messages or more say an IDF of 1e-6, so a hit that says no other word
+#: of the question scores about that, and when every hit is one, each is the "best".
+WEAK_WORDS_SCORE = 1e-3
 _LEFT = (MessageState.SUMMARISED, MessageState.PRUNED)
 #: What tools returned is recalled too, as quoted text (app.budget.recall): a detail a tool
 #: gave (a port, an order's status) is asked about as often as one the user gave.
@@ -203,7 +214,8 @@ class TurnRecall:
     ) -> list[RecallHit]:
         """The messages that left the prompt (or leave it now), in the order the block takes
         them: by their words alone; with embeddings, the words' best for the first
-        ``WORDS_FIRST_SHARE`` of the block's places, then the fusion of both rankings. A
+        ``WORDS_FIRST_SHARE`` of the block's places, then the fusion of both rankings, then
+        the word hits that share only the question's common words (``found_by_words``). A
         user or assistant hit that asks (``asks``) is followed by its reply, the next
         message when the other side said it and it left the prompt too: in a dialogue the
         answer follows the line that names the item ("what did you do at the picnic?" /
@@ -224,14 +236,29 @@ class TurnRecall:
             also=leaving,
         )
         by_words = rank((Candidate(_recall_hit(hit), hit.score) for hit in found), question)
-        fused = await self._fused(session_id, found, meaning, limit=limit, leaving=leaving)
+        strong = found_by_words(found)
+        by_id = {hit.message_id: hit for hit in found}
+        fused = await self._fused(
+            session_id,
+            # The words' ranking as ``rank`` orders it, so that a ranking by meaning that
+            # tells no message apart leaves the words' order as it was.
+            [by_id[hit.message_id] for hit in by_words if hit.message_id in strong],
+            meaning,
+            limit=limit,
+            leaving=leaving,
+        )
         if fused is None:
             ranked = by_words
         else:
             places = max(WORDS_FIRST, round(limit / CANDIDATES_PER_HIT * WORDS_FIRST_SHARE))
-            first = by_words[:places]
+            first = [hit for hit in by_words if hit.message_id in strong][:places]
             kept = {hit.message_id for hit in first}
-            ranked = first + [hit for hit in rank(fused, question) if hit.message_id not in kept]
+            # The fusion's own order: ``rank``'s weights were made for BM25's scores, and on
+            # reciprocal ranks, a few thousandths apart, half as much again moves a message
+            # past dozens that both rankings found.
+            ranked = first + [c.hit for c in fused if c.hit.message_id not in kept]
+            listed = {hit.message_id for hit in ranked}
+            ranked += [hit for hit in by_words if hit.message_id not in listed]
         ranked = _located(ranked, found, terms, phrases, places=limit // CANDIDATES_PER_HIT)
         # A hit that asks comes back with its reply, or not at all: what answers a question
         # is in the reply, and a question nobody answered (a turn closed without one, the
@@ -326,6 +353,20 @@ class TurnRecall:
     def _recalled_key(session: SessionRecord | SessionRow, entry: str) -> tuple[object, ...]:
         """The recalled messages of a recall block, by its fingerprint entry."""
         return (session.tenant_id, session.id, session.created_at, entry)
+
+
+def found_by_words(found: Sequence[MessageHit]) -> frozenset[int]:
+    """The ids of the word hits ``found`` that share more with the question than its common
+    words: those scoring ``WEAK_WORDS_SHARE`` of the best score or more. BM25 weighs a word
+    by how few messages say it (FTS5 gives one that most messages say next to nothing), so
+    a hit that only says the speaker's name scores a small share of one that says a rare
+    word of the question."""
+    best = max((hit.score for hit in found), default=0.0)
+    return frozenset(
+        hit.message_id
+        for hit in found
+        if hit.score > WEAK_WORDS_SCORE and hit.score >= WEAK_WORDS_SHARE * best
+    )
 
 
 #: Long hits (``EXCERPT_SCAN_CHARS`` and more) among a block's places that are looked into

@@ -67,6 +67,10 @@ def _filters(*, states: bool, roles: bool, also: bool = False) -> str:
 #: uses (and most engines default to).
 BM25_K1 = 1.2
 BM25_B = 0.75
+#: The weight of a word that half the messages or more say, as FTS5's bm25() gives it:
+#: ``ln((N - df + 0.5) / (df + 0.5))`` is 0 or less there, and such a word (in a
+#: two-person dialogue, the speaker's name) tells no message apart.
+BM25_MIN_IDF = 1e-6
 #: Postgres: the messages that match any query word, at most, that BM25 scores (the best by
 #: ts_rank, which counts how many of the words a message says and how often): what the
 #: statement costs stays bounded on a long session whose messages share common words.
@@ -82,7 +86,8 @@ def _recall_statement(dialect: str, *, also: bool) -> TextualSelect:
     (ts_rank does not know how common a word is), so it is computed in the same statement:
     N is the number of the session's messages the filters let through; each query word's
     document frequency and the mean length are counted over the ``BM25_POOL`` best of
-    those that say any query word; a word counts once per message (messages are short: a
+    those that say any query word; a word's IDF is FTS5's, ``BM25_MIN_IDF`` at least;
+    a word counts once per message (messages are short: a
     repeated word says little more), and a message's length is its number of distinct
     lexemes."""
     where = _filters(states=True, roles=True, also=also)
@@ -105,7 +110,8 @@ def _recall_statement(dialect: str, *, also: bool) -> TextualSelect:
             "GROUP BY u.i), "
             "ranked AS (SELECT docs.id AS hit_id, "
             # float8 throughout: numeric's ln() is many times slower.
-            "sum(ln(1 + (n.total - df.df + 0.5)::float8 / (df.df + 0.5)::float8)) "
+            "sum(greatest(ln((n.total - df.df + 0.5)::float8 / (df.df + 0.5)::float8), "
+            f"{BM25_MIN_IDF}::float8)) "
             f"* {BM25_K1 + 1}::float8 / (1 + {BM25_K1}::float8 * "
             f"(1 - {BM25_B}::float8 + {BM25_B}::float8 * docs.dl::float8 "
             "/ greatest(n.avgdl::float8, 1))) AS score "

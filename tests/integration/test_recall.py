@@ -441,6 +441,33 @@ async def test_with_embeddings_the_words_best_hit_is_not_lost(apps: RunningApp) 
     assert source in recalled_text(prompt)
 
 
+async def test_with_embeddings_lines_sharing_only_the_speakers_name_yield_to_meaning(
+    apps: RunningApp,
+) -> None:
+    # A two-person dialogue: every line says the speaker's name, so a question naming her
+    # shares that word with all of them and a rare word with none. Only meaning finds the
+    # line that answers; the name-only matches must not take the block's places first.
+    source = "Melanie: I cook a vegetarian lunch for the kids most days."
+    chatter = [f"Melanie: Thanks, see you soon, take care number {n}!" for n in range(8)]
+    lines = (*chatter[:6], source, *chatter[6:])
+    question = "What does Melanie eat?"
+    settings: dict[str, Any] = {"mandatory_summary_turns": 1, "protected_window_turns": 1}
+    recalled = {}
+    with serve_fake_embeddings() as fake:
+        for name, extra in (("words", {}), ("both", embedding_settings(fake))):
+            _, client = await apps.start(**settings, **extra)
+            sid = (await create_session(client, recall={"enabled": True, "max_hits": 2}))["id"]
+            for line in lines:
+                turn = await start_turn(client, sid, line)
+                await complete_turn(client, sid, turn["turn_id"], "Sure thing, Melanie.")
+            if extra:
+                await all_embedded(apps.database_url, sid, 2 * len(lines))
+            recalled[name] = recalled_text(await start_turn(client, sid, question))
+
+    assert source not in recalled["words"]
+    assert source in recalled["both"]
+
+
 async def test_words_inside_a_url_or_a_path_match(apps: RunningApp) -> None:
     url = "https://grafana.acme.io/d/123x/billing-latency"
     path = "/srv/ingest/conf/limits.yaml"
