@@ -1,8 +1,10 @@
 """``python -m bench.heldout.tool_diagnose``: why a later question about a detail a tool
-returned does not bring its source back, on seeds one tunes on.
+returned (or, with ``--roles assistant``, one the assistant stated) does not bring its
+source back, on seeds one tunes on.
 
 Each seed's session runs once through the real app (in process, a throwaway SQLite file,
-recall on). At the turn start of each question whose source is a tool result, what recall
+recall on). At the turn start of each question whose source is a tool result (or an
+assistant's message, with ``--roles``), what recall
 did is kept (the candidates the full-text search gave, their order after ranking, the
 block) and the question is put in one of these causes, and said to share a word with its
 source or not:
@@ -20,6 +22,7 @@ With ``--verbose`` each question is printed with its source's rank and the words
 searched for. ::
 
     python -m bench.heldout.tool_diagnose --set third --seeds 5000-5009 --verbose
+    python -m bench.heldout.tool_diagnose --set first --seeds 1100-1102 --roles tool,assistant
 """
 
 from __future__ import annotations
@@ -86,9 +89,10 @@ def _watch() -> None:
 
 
 class _Diagnosing(Agent):
-    def __init__(self, *args: Any, verbose: bool, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, verbose: bool, roles: tuple[str, ...], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.verbose = verbose
+        self.roles = roles
         self.causes: Counter[str] = Counter()
         self.questions = {q.turn: q for q in self.scenario.questions}
         self.asked: dict[int, str] = {}
@@ -100,7 +104,7 @@ class _Diagnosing(Agent):
 
     def _score_question(self, question: Question, messages: list[dict[str, Any]]) -> None:
         super()._score_question(question, messages)
-        if question.source_role == "tool":
+        if question.source_role in self.roles:
             self._diagnose(question, messages)
         SEEN.clear()
 
@@ -109,7 +113,9 @@ class _Diagnosing(Agent):
         block_text = SEEN.block.text if SEEN.block is not None else ""
         outside = [m for m in messages if not str(m.get("content", "")).startswith("Recalled")]
         holding = [
-            hit for hit in SEEN.ranked if hit.role == "tool" and pattern.search(normalise(hit.text))
+            hit
+            for hit in SEEN.ranked
+            if hit.role == question.source_role and pattern.search(normalise(hit.text))
         ]
         found_ids = [hit.message_id for hit in SEEN.found]
         shown = SEEN.block.message_ids if SEEN.block is not None else ()
@@ -127,12 +133,15 @@ class _Diagnosing(Agent):
             cause = "not a candidate"
         elif holding[0].message_id in shown:
             cause = "in the block, window misses"
-        elif tools_before >= block_rules.MAX_TOOL_RESULTS and (
-            not SEEN.block or place is None or place < len(SEEN.ranked)
+        elif (
+            question.source_role == "tool"
+            and tools_before >= block_rules.MAX_TOOL_RESULTS
+            and (not SEEN.block or place is None or place < len(SEEN.ranked))
         ):
             cause = "tool results full"
         else:
             cause = "ranked below the block"
+        cause = f"{question.source_role}: {cause}"
         cause += ", shares a word" if question.shares_word else ", shares no word"
         self.causes[cause] += 1
         if self.verbose:
@@ -151,18 +160,20 @@ class _Diagnosing(Agent):
                     )
 
 
-async def _run(which: str, seeds: list[int], turns: int, verbose: bool) -> Counter[str]:
+async def _run(
+    which: str, seeds: list[int], turns: int, verbose: bool, roles: tuple[str, ...]
+) -> Counter[str]:
     _watch()
     generate = SETS[which].generate
     causes: Counter[str] = Counter()
     async with running_app() as client:
         for seed in seeds:
             scenario: Scenario = generate(seed, turns)
-            agent = _Diagnosing(client, scenario, recall=True, verbose=verbose)
+            agent = _Diagnosing(client, scenario, recall=True, verbose=verbose, roles=roles)
             await agent.run()
             causes.update(agent.causes)
             print(f"seed {seed}: {dict(agent.causes)}", file=sys.stderr)  # noqa: T201
-    print(f"\n{which} set, seeds {seeds}: questions about a tool's detail, by cause")  # noqa: T201
+    print(f"\n{which} set, seeds {seeds}: questions about {', '.join(roles)} details, by cause")  # noqa: T201
     for cause, count in sorted(causes.items()):
         print(f"  {cause:<50}{count:>6}")  # noqa: T201
     return causes
@@ -178,8 +189,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", required=True, help="e.g. 5000-5009")
     parser.add_argument("--turns", type=int, default=280)
     parser.add_argument("--verbose", action="store_true", help="print every question")
+    parser.add_argument(
+        "--roles",
+        default="tool",
+        help="whose details to diagnose, comma-separated: tool, assistant (default: tool)",
+    )
     args = parser.parse_args(argv)
-    asyncio.run(_run(args.which, seed_list(args.seeds), args.turns, args.verbose))
+    roles = tuple(role for role in args.roles.split(",") if role)
+    asyncio.run(_run(args.which, seed_list(args.seeds), args.turns, args.verbose, roles))
 
 
 if __name__ == "__main__":

@@ -641,3 +641,37 @@ async def test_a_question_that_states_a_code_of_its_own_is_recalled(apps: Runnin
     prompt = await start_turn(client, sid, "Which flight is booking QX7P2L on?")
 
     assert "LH1234" in recalled_text(prompt)
+
+
+async def test_what_the_assistant_said_comes_back_for_another_form_of_its_words(
+    apps: RunningApp,
+) -> None:
+    # "quarantine" asks for what the assistant said as "quarantined": Postgres' english
+    # configuration matches the two by their stem, and SQLite's index does too.
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True}))["id"]
+    turn = await start_turn(client, sid, "Look at the flaky checkout suite, please.")
+    said = "The flaky one is `test_cart_totals_rounding`; I've quarantined it for now."
+    await complete_turn(client, sid, turn["turn_id"], said)
+    await talk(client, sid, "Book dinner somewhere near the river.", "Remind me about tickets.")
+
+    prompt = await start_turn(client, sid, "What did you quarantine?")
+
+    assert f"assistant] {said}" in recalled_text(prompt)
+
+
+async def test_what_a_tool_returned_comes_back_for_another_form_of_its_words(
+    apps: RunningApp,
+) -> None:
+    _, client = await apps.start(mandatory_summary_turns=1, protected_window_turns=1)
+    sid = (await create_session(client, recall={"enabled": True}))["id"]
+    turn = await start_turn(client, sid, "Get me an interpreter for Tuesday.")
+    result = '{"interpreter_booking": "INT-9082", "language": "Tagalog", "status": "confirmed"}'
+    await post_step(client, sid, turn["turn_id"], ["call_book"], [result])
+    await complete_turn(client, sid, turn["turn_id"], "Done.")
+    await talk(client, sid, "Book dinner somewhere near the river.", "Remind me about tickets.")
+
+    prompt = await start_turn(client, sid, "Which bookings did they confirm?")
+
+    assert "INT-9082" in recalled_text(prompt)
+    assert "tool result]" in recalled_text(prompt)
