@@ -23,6 +23,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
 from app.budget.decision import Message
 from app.db import dump_json
@@ -53,6 +54,10 @@ def row_bytes(row: StoredRow) -> int:
 class KeptRows:
     """A session's active rows as of its last assembly on this worker."""
 
+    #: The session's ``created_at``: a session deleted (on another worker) and created again
+    #: with the same id can hand out the same ids, seqs and roles on SQLite; its rows are not
+    #: these.
+    born: datetime
     #: Every row with a seq up to this one that was active then is kept here.
     known_seq: int
     rows: Mapping[int, StoredRow]

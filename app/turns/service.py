@@ -163,7 +163,7 @@ class TurnService:
         """Start a turn with a user message and return the prompt for its first LLM call."""
         started = time.perf_counter()
         session = await self._locked(session_id)
-        kept = self.runtime.kept_rows.get(self.tenant_id, session_id)
+        kept = self._kept(session)
         state = await self.turns.assembly_state(
             session_id,
             new_messages=1,
@@ -204,7 +204,7 @@ class TurnService:
         """Record the assistant's tool calls and their results; return the next prompt."""
         started = time.perf_counter()
         session = await self._locked(session_id)
-        kept = self.runtime.kept_rows.get(self.tenant_id, session_id)
+        kept = self._kept(session)
         state = await self.turns.assembly_state(
             session_id, new_messages=1 + len(body.tool_results), **_known(kept)
         )
@@ -363,6 +363,20 @@ class TurnService:
         if record is None:
             raise session_not_found(session_id)
         return record
+
+    def _kept(self, session: SessionRow) -> KeptRows | None:
+        """The rows this worker keeps for the (locked) session, unless they are another
+        session's: one deleted and created again with the same id (on another worker, which
+        SQLite can give the same ids and seqs) or one whose rows were written past what the
+        session now counts."""
+        cache = self.runtime.kept_rows
+        kept = cache.get(self.tenant_id, session.id)
+        if kept is None:
+            return None
+        if kept.born != session.created_at or kept.known_seq > session.message_count:
+            cache.discard(self.tenant_id, session.id)
+            return None
+        return kept
 
     async def _require_session(self, session_id: str) -> SessionRecord:
         record = await self.sessions.get(session_id)
@@ -584,6 +598,8 @@ class TurnService:
     ) -> None:
         """Keep the session's active rows as this assembly leaves them, once it commits, so
         that the next assembly on this worker reads back only what was written since."""
+        if self.runtime.kept_rows.max_bytes <= 0:
+            return
         kept_before = self.runtime.kept_rows.get(self.tenant_id, session.id)
         sizes_before = kept_before.sizes if kept_before is not None else {}
         rows: dict[int, StoredRow] = {}
@@ -616,6 +632,7 @@ class TurnService:
             sizes[row.id] = row_bytes(row)
             messages[row.id] = _stored_message(row)
         kept = KeptRows(
+            born=session.created_at,
             known_seq=session.message_count + len(snapshot.new),
             rows=rows,
             messages=messages,

@@ -158,3 +158,54 @@ async def test_a_step_after_another_worker_wrote_sees_what_it_wrote(apps: Runnin
     first, _ = await apps.start()
     second, _ = await apps.start()
     await _compare_with_a_worker_that_keeps_nothing(apps, [first, second], kept_tenant="two")
+
+
+async def _turn(client: httpx.AsyncClient, session_id: str, text: str) -> httpx.Response:
+    """Start a turn with ``text``; answer it unless it is a question."""
+    started = await client.post(
+        f"/v1/sessions/{session_id}/turns", json={"message": {"content": text}}
+    )
+    assert started.status_code in (200, 201), started.text
+    if not text.endswith("?"):
+        turn_id = started.json()["turn_id"]
+        done = await client.post(
+            f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
+            json={"assistant": {"content": "Noted."}},
+        )
+        assert done.is_success, done.text
+    return started
+
+
+async def test_a_session_deleted_and_created_again_elsewhere_is_not_served_the_old_rows(
+    apps: RunningApp,
+) -> None:
+    """Deleted on another worker and created again with the same id, a session can get the
+    same ids, seqs and roles back (SQLite): the worker that kept the old session's rows
+    must not serve their text."""
+    first, _ = await apps.start()
+    second, _ = await apps.start()
+    key = await apps.key("reborn")
+    a, b = apps.client(first, key), apps.client(second, key)
+    session_id = "reborn"
+    for client in (a, b):
+        if client is b:
+            assert (await b.delete(f"/v1/sessions/{session_id}")).status_code == 204
+        created = await client.post("/v1/sessions", json={"id": session_id, "model": "gpt-4o"})
+        assert created.status_code == 201, created.text
+        colour = "BLUE" if client is a else "RED"
+        await _turn(client, session_id, f"My deploy target is {colour}-cluster.")
+        if client is a:
+            await _turn(a, session_id, "Second point.")
+            assert first.state.runtime.kept_rows.get("reborn", session_id) is not None
+    prompt = json.dumps((await _turn(a, session_id, "Which target?")).json()["messages"])
+    assert "RED-cluster" in prompt
+    assert "BLUE-cluster" not in prompt
+
+
+async def test_a_worker_keeping_nothing_keeps_no_rows(apps: RunningApp) -> None:
+    app, _ = await apps.start(kept_rows_mib=0)
+    client = apps.client(app, await apps.key("none"))
+    created = await client.post("/v1/sessions", json={"id": "none", "model": "gpt-4o"})
+    assert created.status_code == 201, created.text
+    await _turn(client, "none", "My deploy target is BLUE-cluster.")
+    assert len(app.state.runtime.kept_rows) == 0

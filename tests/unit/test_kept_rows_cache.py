@@ -3,6 +3,8 @@ least recently go first, and a session heavier than the whole bound is not kept.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from app.turns.kept_rows import ROW_BYTES, KeptRows, KeptRowsCache, row_bytes
 from app.turns.repository import StoredRow
 
@@ -17,7 +19,12 @@ def _kept(*texts: str) -> KeptRows:
     rows = {index: _row(index, text) for index, text in enumerate(texts, start=1)}
     sizes = {index: row_bytes(row) for index, row in rows.items()}
     return KeptRows(
-        known_seq=len(texts), rows=rows, messages={}, sizes=sizes, size=sum(sizes.values())
+        born=datetime(2025, 1, 1, tzinfo=UTC),
+        known_seq=len(texts),
+        rows=rows,
+        messages={},
+        sizes=sizes,
+        size=sum(sizes.values()),
     )
 
 
