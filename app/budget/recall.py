@@ -724,38 +724,10 @@ def _all_revised(text: str, later: Sequence[LaterStatement]) -> bool:
 
 def _revised(statement: str, later: Sequence[LaterStatement]) -> bool:
     keys = revision_keys(statement)
-    footing = _footing(statement)
     return any(
-        revision_probe(said.text) & keys
-        and _footing(said.text) == footing
-        and revises(said.text, statement) >= _CLOSE_REVISION
+        revision_probe(said.text) & keys and revises(said.text, statement) >= _CLOSE_REVISION
         for said in later
     )
-
-
-#: Whose the thing a statement is about is ("my", "her", "my wife's"): a statement about
-#: someone else's ("my wife's favourite restaurant is Zuni") revises nothing of the user's
-#: ("my favourite restaurant is Nopa").
-_OWNER = re.compile(r"\b(?:my|our|your|his|her|their|[a-z]+['\u2019]s)\b", re.IGNORECASE)
-#: Contractions the owner pattern would take for a possessive.
-_NOT_OWNERS = frozenset(
-    f"{word}{mark}s"
-    for word in ("it", "that", "what", "there", "here", "let", "he", "she", "who", "where")
-    for mark in "'\u2019"
-)
-#: A statement about another time ("last year the budget was $3,000", "my first car was a
-#: Honda") revises nothing said of the present, nor the other way round.
-_THEN = re.compile(
-    r"\b(?:last|previous|previously|former|formerly|old|first|used to|ago)\b", re.IGNORECASE
-)
-
-
-@lru_cache(maxsize=4096)
-def _footing(text: str) -> tuple[frozenset[str], bool]:
-    """Whose and when a statement speaks of: a later statement revises a recalled one only
-    on the same footing."""
-    owners = frozenset(word.lower() for word in _OWNER.findall(text)) - _NOT_OWNERS
-    return owners, bool(_THEN.search(text))
 
 
 #: How close a later statement must revise a recalled one (``revises``) to keep it out. A

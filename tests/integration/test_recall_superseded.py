@@ -78,12 +78,3 @@ async def test_recall_keeps_a_message_that_also_says_what_no_revision_touches(
     }
     prompt = await _asked(client, said, "the venue for the launch and my manager, remind me?")
     assert "Oyelaran Bassey" in _recalled(prompt)
-
-
-async def test_recall_keeps_the_users_fact_after_one_about_someone_elses(
-    client: httpx.AsyncClient,
-) -> None:
-    """A later statement about someone else's ("my wife's") revises nothing of the user's."""
-    said = {1: "my favourite restaurant is Nopa", 6: "my wife's favourite restaurant is Zuni"}
-    prompt = await _asked(client, said, "book a table at my favourite restaurant for Friday")
-    assert "Nopa" in _recalled(prompt)
