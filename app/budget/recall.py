@@ -40,7 +40,6 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from app.budget.assembly import ChatMessage
-from app.budget.statements import Tier, claim, revises, revision_keys, revision_probe, tier
 from app.budget.tokens import TokenCounter, count_message
 
 RECALL_BLOCK = "recall"
@@ -673,72 +672,3 @@ def _features(text: str) -> tuple[frozenset[str], frozenset[str], bool]:
     whether it asks. Stored messages never change and the same ones are candidates turn
     after turn: remembered."""
     return detail_tokens(text), frozenset(_WORDS.findall(text.lower())), is_question(text)
-
-
-#: Where a recalled user message is cut into the statements weighed against later ones.
-_STATEMENT_END = re.compile(r"(?<=[.!?])\s+|\n+")
-#: Where a sentence may run on into another statement ("the venue is X and my manager is
-#: Y"): each piece that holds a value of its own must be revised too.
-_RUN_ON = re.compile(r",\s+|;\s*|\s+(?:and|but|also|plus)\s+|\s[-\u2013\u2014]+\s")
-
-
-@dataclass(frozen=True)
-class LaterStatement:
-    """A statement of the user's that the prompt shows (a summary item, or a user message
-    of the window or the current turn), and the newest message it was said in: a recalled
-    message older than that may be one it revises."""
-
-    text: str
-    said_in: int
-
-
-def superseded(hits: Iterable[RecallHit], later: Sequence[LaterStatement]) -> frozenset[int]:
-    """The ids of the user's recalled messages whose every statement a later statement in
-    the prompt revises (:func:`app.budget.statements.revises`, the summariser's own rule):
-    shown in the recall block they would present a value the user replaced as current,
-    beside the value the prompt already holds ("the launch venue is X" recalled for "where
-    is the launch?" when the summary says "the launch venue is Y"). A message that also
-    says something no later statement revises stays: leaving it out would take that with
-    it, and a missed revision costs less than a lost fact."""
-    gone: set[int] = set()
-    for hit in hits:
-        if hit.role != "user" or hit.offset:
-            continue
-        earlier = [s for s in later if s.said_in > hit.message_id]
-        if earlier and _all_revised(hit.text, earlier):
-            gone.add(hit.message_id)
-    return frozenset(gone)
-
-
-def _all_revised(text: str, later: Sequence[LaterStatement]) -> bool:
-    sentences = [s.strip() for s in _STATEMENT_END.split(text) if s.strip()]
-    statements = [s for s in sentences if tier(s) <= Tier.PLAIN]
-    if not statements or len(text) > _REVISED_CHARS:
-        return False
-    for sentence in statements:
-        pieces = [p for p in _RUN_ON.split(sentence) if claim(p).values] or [sentence]
-        if not all(_revised(piece, later) for piece in {sentence, *pieces}):
-            return False
-    return True
-
-
-def _revised(statement: str, later: Sequence[LaterStatement]) -> bool:
-    keys = revision_keys(statement)
-    return any(
-        revision_probe(said.text) & keys and revises(said.text, statement) >= _CLOSE_REVISION
-        for said in later
-    )
-
-
-#: How close a later statement must revise a recalled one (``revises``) to keep it out. A
-#: summary applies a correction to the one statement it revises most closely; recall sees
-#: the hits alone, so it asks for what a correction gives the statement it is about: one
-#: word of subject in common and nothing of the earlier one's left unsaid (10), or more.
-#: "forget what I said about the venue, the launch is going online" revises "the venue for
-#: the team dinner is …" at 8 (one word shared, two unsaid): the dinner stays recallable.
-_CLOSE_REVISION = 10
-
-
-#: A recalled message longer than this is never judged revised as a whole: a long message
-#: says more than one thing, and weighing each of its sentences costs more than recall may.
-_REVISED_CHARS = 2_000

@@ -26,7 +26,6 @@ from app.budget.recall import (
     EXCERPT_SCAN_CHARS,
     MAX_TOOL_RESULTS,
     Candidate,
-    LaterStatement,
     RecallBlock,
     RecallHit,
     asks,
@@ -38,7 +37,6 @@ from app.budget.recall import (
     recall_block,
     recall_room,
     shown_again,
-    superseded,
     with_replies,
 )
 from app.budget.tokens import TokenCounter, content_text
@@ -96,14 +94,12 @@ class TurnRecall:
         starts_turn: bool,
         left_before: int,
         question: Any,
-        later: Sequence[LaterStatement] = (),
     ) -> Decision:
         """``decision`` (accepted) with the turn's recall block, when the session turned
         recall on and a block fits what the prompt leaves of its share: at a turn start,
         chosen for ``question`` (the user message's content) among the ``left_before``
-        messages that had left the prompt and those the decision takes out, less the user's
-        messages that ``later`` statements the prompt shows revise (``superseded``); at a
-        step, the block of the turn start again. The decision as it is otherwise."""
+        messages that had left the prompt and those the decision takes out; at a step, the
+        block of the turn start again. The decision as it is otherwise."""
         settings = session.recall
         if not settings or not settings.get("enabled", True) or not decision.accepted:
             return decision
@@ -128,7 +124,6 @@ class TurnRecall:
                 question=content_text(question)[:EXCERPT_SCAN_CHARS],
                 max_hits=int(settings.get("max_hits", DEFAULT_MAX_HITS)),
                 room=room,
-                later=later,
             )
         else:
             block = await self._again(session, counter)
@@ -148,7 +143,6 @@ class TurnRecall:
         question: str,
         max_hits: int,
         room: int,
-        later: Sequence[LaterStatement],
     ) -> RecallBlock | None:
         terms, phrases = recall_query(question)
         leaving = (*decision.summarised_ids, *decision.pruned_ids)
@@ -186,10 +180,6 @@ class TurnRecall:
                 )
             )
             self.runtime.recalls.put(key, hits)
-        if later:
-            # What the prompt already says otherwise is not shown again as current.
-            stale = superseded(hits[: max_hits * CANDIDATES_PER_HIT], later)
-            hits = tuple(hit for hit in hits if hit.message_id not in stale)
         block = recall_block(
             hits, room=room, max_hits=max_hits, counter=counter, terms=terms, phrases=phrases
         )

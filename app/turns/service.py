@@ -46,7 +46,6 @@ from app.budget.decision import (
 )
 from app.budget.openai_format import to_openai
 from app.budget.reasoning import reasoning_rule
-from app.budget.recall import LaterStatement
 from app.budget.summary import SummaryContent
 from app.budget.tokens import TokenCounter, content_text, count_message
 from app.db import WriteBatch, after_commit, connection_of, dump_json, load_json
@@ -515,11 +514,6 @@ class TurnService:
             starts_turn=turn.new,
             left_before=session.message_count - len(state.active),
             question=next((m.content for m in new if m.role == "user"), None),
-            later=(
-                _later_statements(decided, snapshot)
-                if turn.new and session.recall and session.recall.get("enabled", True)
-                else ()
-            ),
         )
 
         audit = _audit_values(decision, snapshot, session, turn, audit_id=state.audit_id)
@@ -1176,33 +1170,3 @@ def _summary_out(record: SummaryRecord) -> SummaryOut:
         summarizer=record.summarizer,
         created_at=record.created_at,
     )
-
-
-def _later_statements(decision: Decision, snapshot: Snapshot) -> tuple[LaterStatement, ...]:
-    """The user's statements an accepted prompt shows, for recall to weigh what it brings
-    back against: the user's items of the summary in force (each with the newest message it
-    cites) and the user's messages of the prompt (newer than anything that left it)."""
-    if not decision.accepted:
-        return ()
-    if decision.new_summary is not None:
-        summary: SummaryContent | None = decision.new_summary.content
-    else:
-        summary = snapshot.latest_summary.content if snapshot.latest_summary else None
-    found = []
-    if summary is not None:
-        for name in ("key_facts", "decisions", "open_questions", "action_items"):
-            for item in getattr(summary, name):
-                if item.from_user and item.source_message_ids:
-                    found.append(LaterStatement(item.text, max(item.source_message_ids)))
-    for message in decision.messages:
-        if message.get("role") == "user":
-            text = content_text(message.get("content"))
-            if text:
-                found.append(LaterStatement(text[:_LATER_CHARS], _IN_THE_PROMPT))
-    return tuple(found)
-
-
-#: What a user message of the prompt is weighed by, at most (a pasted log says no statement).
-_LATER_CHARS = 2_000
-#: A message the prompt shows is newer than every message that left it.
-_IN_THE_PROMPT = 2**62
