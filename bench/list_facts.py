@@ -31,15 +31,12 @@ import random
 import time
 from dataclasses import dataclass
 
-from bench.heldout.generator import check_values_unique
 from bench.heldout.scenario import Fact, Scenario, Turn
 from bench.heldout.third import agents as a
 from bench.heldout.third.facts import SHARED
-from bench.heldout.third.generator import ACKS, _filler
-from bench.replies import parse_seeds, report, run, summarizer_settings
+from bench.heldout.third.generator import ACKS
+from bench.replies import closed_session, parse_seeds, report, run, summarizer_settings
 
-MODEL = "gpt-4o-mini"
-CONTEXT_LIMIT = 8192
 TURNS = 250
 TUNING_SEEDS = tuple(range(300, 310))
 REPORTING_SEEDS = tuple(range(400, 410))
@@ -240,22 +237,7 @@ def generate(seed: int, turns: int = TURNS) -> Scenario:
         )
         facts.append(Fact("control: " + control.kind, value, at))
 
-    slots[turns - 1] = Turn("ok that's it for today, cheers", (), "Have a good one!", "chat")
-    session = [slots[t] if t in slots else _filler(rng, agent) for t in range(turns)]
-    scenario = Scenario(
-        seed=seed,
-        model=MODEL,
-        context_limit=CONTEXT_LIMIT,
-        system={"global": agent.system, "role": "Be brief. Confirm before anything final."},
-        goal=agent.goal,
-        tools=[tool.definition for tool in agent.tools],
-        turns=session,
-        facts=facts,
-        questions=[],
-        agent=agent.name,
-    )
-    check_values_unique(scenario)
-    return scenario
+    return closed_session(rng, seed, turns, agent, slots, facts)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -395,6 +395,19 @@ def generate(seed: int, turns: int = TURNS) -> Scenario:
         slots[at] = Turn(said, (), rng.choice(ACKS), "fact")
         facts.append(Fact("control: " + control.kind, value, at))
 
+    return closed_session(rng, seed, turns, agent, slots, facts)
+
+
+def closed_session(
+    rng: random.Random,
+    seed: int,
+    turns: int,
+    agent: AgentKind,
+    slots: dict[int, Turn],
+    facts: list[Fact],
+) -> Scenario:
+    """The session of ``seed`` from the turns placed in ``slots``: a goodbye last, the
+    agent's routine work everywhere else, every value checked to occur only where placed."""
     slots[turns - 1] = Turn("ok that's it for today, cheers", (), "Have a good one!", "chat")
     session = [slots[t] if t in slots else _filler(rng, agent) for t in range(turns)]
     scenario = Scenario(
