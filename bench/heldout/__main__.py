@@ -20,6 +20,11 @@ is); any other seed is fine for a look.
 summarisers, recall off and on:
 
     python -m bench heldout --set all --summarizer both
+
+``--embeddings-url`` has the app embed every message with all-MiniLM-L6-v2 served by
+``python -m bench.embeddings_server`` (an OpenAI-compatible ``/embeddings``), so that recall
+fuses meaning with full text; a turn that asks a question waits until every earlier message
+has its vector (a real agent asks minutes, not milliseconds, after the source was said).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import argparse
 import asyncio
 import json
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -38,6 +44,10 @@ from bench.common import running_app
 from bench.heldout import fifth, fourth, generator, second, sixth, third
 from bench.heldout.scenario import Scenario
 from bench.heldout.scorer import Agent, SessionResult
+from bench.recall import wait_for_embeddings
+
+#: What bench/embeddings_server.py serves.
+EMBEDDINGS_MODEL = "all-MiniLM-L6-v2"
 
 REPORT_SEEDS = tuple(range(1000, 1010))
 
@@ -221,23 +231,43 @@ async def run(
     generate: Callable[[int, int], Scenario] = generator.generate,
     settings: dict[str, Any] | None = None,
     label: str = "",
+    embeddings_url: str | None = None,
 ) -> list[SessionResult]:
     results = []
-    async with running_app(settings=settings) as client:
-        for seed in seeds:
-            scenario = generate(seed, turns)
-            for recall in modes:
-                started = time.perf_counter()
-                result = await Agent(client, scenario, recall=recall).run()
-                results.append(result)
-                print(  # noqa: T201
-                    f"{label}seed {seed} recall {'on' if recall else 'off'}: "
-                    f"{sum(h for h, _ in result.facts.values())}/{len(scenario.facts)} facts, "
-                    f"{sum(q.source_present for q in result.questions)}/"
-                    f"{len(result.questions)} sources, {result.prompts} prompts in "
-                    f"{time.perf_counter() - started:.0f}s",
-                    file=sys.stderr,
-                )
+    settings = dict(settings or {})
+    if embeddings_url:
+        settings.update(
+            embeddings_base_url=embeddings_url,
+            embeddings_model=EMBEDDINGS_MODEL,
+            embeddings_timeout_seconds=60.0,
+            # What is measured is ranking: on a busy machine the default 1 s for a
+            # question's embedding would make some questions rank by full text alone.
+            embeddings_query_timeout_seconds=30.0,
+        )
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite+aiosqlite:///{folder}/heldout.db"
+
+        async def settled() -> float:
+            return await wait_for_embeddings(url)
+
+        async with running_app(url, settings=settings) as client:
+            for seed in seeds:
+                scenario = generate(seed, turns)
+                for recall in modes:
+                    started = time.perf_counter()
+                    agent = Agent(
+                        client, scenario, recall=recall, settled=settled if embeddings_url else None
+                    )
+                    result = await agent.run()
+                    results.append(result)
+                    print(  # noqa: T201
+                        f"{label}seed {seed} recall {'on' if recall else 'off'}: "
+                        f"{sum(h for h, _ in result.facts.values())}/{len(scenario.facts)} "
+                        f"facts, {sum(q.source_present for q in result.questions)}/"
+                        f"{len(result.questions)} sources, {result.prompts} prompts in "
+                        f"{time.perf_counter() - started:.0f}s",
+                        file=sys.stderr,
+                    )
     return results
 
 
@@ -251,6 +281,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--recall", choices=("both", "on", "off"), default="both")
     parser.add_argument("--summarizer", choices=("extractive", "llm", "both"), default="extractive")
     parser.add_argument("--json", help="also write every session's figures to this file")
+    parser.add_argument(
+        "--embeddings-url",
+        help="embed with this /embeddings server (python -m bench.embeddings_server: "
+        "http://127.0.0.1:8091/v1); recall then fuses meaning with full text",
+    )
     args = parser.parse_args(argv)
     modes = {"both": [False, True], "on": [True], "off": [False]}[args.recall]
     names = list(SETS) if args.which == "all" else [args.which]
@@ -270,10 +305,12 @@ def main(argv: list[str] | None = None) -> None:
                         generate=chosen.generate,
                         settings=settings,
                         label=f"{name} set, {summarizer}: ",
+                        embeddings_url=args.embeddings_url,
                     )
                 )
             print(  # noqa: T201
                 f"\n##### {name} set, {summarizer} summariser, seeds {min(seeds)}-{max(seeds)}"
+                + (f", embeddings {EMBEDDINGS_MODEL}" if args.embeddings_url else "")
                 + (f", {len(requests)} requests to the scripted model" if requests else "")
                 + (f"\n{model_input(requests)}" if requests else "")
                 + f"\n{report(results)}",

@@ -21,7 +21,7 @@ case-folded, dashes unified, white space collapsed; accents kept):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,9 +120,18 @@ class SessionResult:
 class Agent:
     """Posts a scenario's turns as an agent would and checks what comes back."""
 
-    def __init__(self, client: httpx.AsyncClient, scenario: Scenario, *, recall: bool) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        scenario: Scenario,
+        *,
+        recall: bool,
+        settled: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
         self.client = client
         self.scenario = scenario
+        #: Awaited before a turn that asks a question (every message embedded by then).
+        self.settled = settled
         self.result = SessionResult(scenario.seed, recall, agent=scenario.agent)
         self.budget = 0
         self.session = ""
@@ -172,6 +181,8 @@ class Agent:
         last: list[dict[str, Any]] = []
         base = f"/v1/sessions/{self.session}"
         for index, turn in enumerate(scenario.turns):
+            if self.settled is not None and index in questions:
+                await self.settled()
             started = await self.client.post(
                 f"{base}/turns", json={"message": {"role": "user", "content": turn.user}}
             )
