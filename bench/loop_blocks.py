@@ -7,6 +7,12 @@ timeline: a tick whose stack ends in the loop's wait for I/O is a free loop, any
 the loop held (running Python code, or waiting for the GIL another thread holds). Runs of held
 ticks are the stretches during which no other request on the worker could move.
 
+A tick can be held because the loop's thread runs, or because it is ready to run and waits
+for a core (a loaded machine) or for the GIL. The kernel tells the first two apart:
+``/proc/<pid>/task/<tid>/schedstat`` gives a thread's time on a core and its time ready but
+waiting for one; ``Recording`` reads it for every thread of the server at the start and the
+end (``scheduling``).
+
 ``analyse`` reports those stretches (how many, how long) and puts each held tick under one
 label, the first of ``LABELS`` whose marker a frame of its stack matches (innermost first), or
 the innermost frame of contextd's code.
@@ -49,8 +55,25 @@ class Recording:
         where = folder or Path(tempfile.mkdtemp(prefix="loop-blocks-"))
         self.path = where / f"py-spy-{pid}.json"
         self.process: subprocess.Popen[bytes] | None = None
+        self._started: dict[str, tuple[int, int]] = {}
+        #: Seconds each thread of the server (by name; the event loop's is "main") spent on
+        #: a core, and ready to run but waiting for one, while the recording ran.
+        self.scheduling: dict[str, tuple[float, float]] = {}
+
+    def _threads(self) -> dict[str, tuple[int, int]]:
+        threads: dict[str, tuple[int, int]] = {}
+        for task in Path(f"/proc/{self.pid}/task").iterdir():
+            try:
+                name = (task / "comm").read_text().strip()
+                running, waiting, _ = (task / "schedstat").read_text().split()
+            except (OSError, ValueError):
+                continue
+            key = "main" if task.name == str(self.pid) else f"{name} {task.name}"
+            threads[key] = (int(running), int(waiting))
+        return threads
 
     def __enter__(self) -> Recording:
+        self._started = self._threads()
         self.process = subprocess.Popen(
             [
                 "py-spy", "record", "--pid", str(self.pid), "--rate", str(self.rate),
@@ -63,6 +86,10 @@ class Recording:
         return self
 
     def __exit__(self, *_: object) -> None:
+        ended = self._threads()
+        for key, (running, waiting) in ended.items():
+            before = self._started.get(key, (0, 0))
+            self.scheduling[key] = ((running - before[0]) / 1e9, (waiting - before[1]) / 1e9)
         if self.process is not None and self.process.poll() is None:
             # SIGINT: py-spy writes what it sampled and exits.
             self.process.send_signal(2)
@@ -140,6 +167,17 @@ def analyse(path: Path, rate: int, top: int = 12) -> dict[str, Any]:
             place: count * tick_ms for place, count in places.most_common(top * 2)
         },
     }
+
+
+def scheduling_report(scheduling: dict[str, tuple[float, float]]) -> str:
+    """The event loop's thread and the others: seconds on a core, seconds waiting for one."""
+    main = scheduling.get("main", (0.0, 0.0))
+    others = [times for key, times in scheduling.items() if key != "main"]
+    return (
+        f"  the event loop's thread: {main[0]:.1f} s on a core, {main[1]:.1f} s ready but "
+        f"waiting for a core; the worker's other threads: {sum(t[0] for t in others):.1f} s "
+        f"on a core, {sum(t[1] for t in others):.1f} s waiting"
+    )
 
 
 def report(figures: dict[str, Any]) -> str:

@@ -389,6 +389,7 @@ async def run(
                             url, bare_base, seconds / rounds, pace_ms, rounds, kinds
                         )
                     loop = await asyncio.to_thread(loop_blocks.analyse, sampled.path, rate)
+                    loop["scheduling"] = sampled.scheduling
                     if samples_to is not None:
                         await asyncio.to_thread(shutil.copyfile, sampled.path, samples_to)
                 else:
@@ -452,6 +453,7 @@ def report(results: dict[str, Any]) -> str:
     lines.append(f"    at {last} / at {first}: {steps[last] / steps[first]:.2f}x")
     if results.get("loop"):
         lines.append(loop_blocks.report(results["loop"]))
+        lines.append(loop_blocks.scheduling_report(results["loop"]["scheduling"]))
     return "\n".join(lines)
 
 
