@@ -17,8 +17,13 @@ neighbours; what the neighbours got done meanwhile; and, on a quiet worker, the 
 128-call step posted into an open turn that already holds 10, 100, 500 and 1,000 calls
 (median over fresh turns, timed in rounds through every size).
 
+With ``--loop-profile``, py-spy samples the worker's main thread while the windows run and
+what held the event loop is printed too (bench/loop_blocks.py; the samples are written
+beside ``--json``, as ``*.speedscope.json``). ``--checkout`` serves another
+checkout's code (main's, for before/after) with this benchmark.
+
     python -m bench.neighbours [--seconds 40] [--rounds 4] [--pace-ms 50] [--repeats 3]
-                               [--json out.json]
+                               [--loop-profile] [--checkout DIR] [--json out.json]
 """
 
 from __future__ import annotations
@@ -26,16 +31,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench import loop_blocks
 from bench.common import DEFAULT_SERVER, fresh_database, machine, percentile
 from bench.throughput import BareServer, count_round_trips, serving
 from bench.wire import Connection
-from tests.processes import ServerProcess
+from tests.processes import REPO, ServerProcess
 
 MODEL = "gpt-4o"
 CALLS_PER_STEP = 128
@@ -267,8 +274,16 @@ async def big_bodies(url: str, crowd: Crowd) -> None:
     crowd.leave()
 
 
+NEIGHBOURS = {"growing": growing_turns, "bodies": big_bodies}
+
+
 async def windows(
-    url: str, bare_url: str, seconds: float, pace_ms: float, count: int
+    url: str,
+    bare_url: str,
+    seconds: float,
+    pace_ms: float,
+    count: int,
+    kinds: tuple[str, ...] = tuple(NEIGHBOURS),
 ) -> dict[str, Any]:
     """The normal session's turn starts in ``count`` rounds of three windows of ``seconds``:
     on the bare stack, on contextd alone, and on contextd beside its neighbours, so that
@@ -276,11 +291,8 @@ async def windows(
     normal, bare = Normal(url, pace_ms), Normal(bare_url, pace_ms)
     await normal.warm_up()
     await bare.warm_up()
-    crowd = Crowd(neighbours=2)
-    neighbours = [
-        asyncio.create_task(growing_turns(url, crowd)),
-        asyncio.create_task(big_bodies(url, crowd)),
-    ]
+    crowd = Crowd(neighbours=len(kinds))
+    neighbours = [asyncio.create_task(NEIGHBOURS[kind](url, crowd)) for kind in kinds]
     timings: dict[str, list[float]] = {"bare_alone": [], "alone": [], "with_neighbours": []}
     try:
         await crowd.idle()
@@ -342,7 +354,16 @@ def figures(timings: list[float]) -> dict[str, float]:
 
 
 async def run(
-    server_url: str, seconds: float, pace_ms: float, repeats: int, rounds: int
+    server_url: str,
+    seconds: float,
+    pace_ms: float,
+    repeats: int,
+    rounds: int,
+    *,
+    loop_profile: bool = False,
+    checkout: Path = REPO,
+    samples_to: Path | None = None,
+    kinds: tuple[str, ...] = tuple(NEIGHBOURS),
 ) -> dict[str, Any]:
     trips = await count_round_trips(server_url, "contextd_bench_nb_trips")
     async with (
@@ -350,7 +371,9 @@ async def run(
         fresh_database(server_url, "contextd_bench_nb_bare") as bare_url,
     ):
         with tempfile.TemporaryDirectory() as folder:
-            server = ServerProcess(database_url, Path(folder) / "serve.log", auto_migrate="true")
+            server = ServerProcess(
+                database_url, Path(folder) / "serve.log", checkout=checkout, auto_migrate="true"
+            )
             bare = BareServer(bare_url, 1, trips, Path(folder) / "bare.log")
             try:
                 # Generous: on a busy machine migrating a fresh database takes a while.
@@ -358,7 +381,21 @@ async def run(
                 bare_base = await asyncio.to_thread(bare.ready)
                 await serving(url, within=600)
                 await serving(bare_base, within=600)
-                crowded = await windows(url, bare_base, seconds / rounds, pace_ms, rounds)
+                loop: dict[str, Any] | None = None
+                if loop_profile:
+                    rate = 200
+                    with loop_blocks.Recording(server.process.pid, rate, Path(folder)) as sampled:
+                        crowded = await windows(
+                            url, bare_base, seconds / rounds, pace_ms, rounds, kinds
+                        )
+                    loop = await asyncio.to_thread(loop_blocks.analyse, sampled.path, rate)
+                    loop["scheduling"] = sampled.scheduling
+                    if samples_to is not None:
+                        await asyncio.to_thread(shutil.copyfile, sampled.path, samples_to)
+                else:
+                    crowded = await windows(
+                        url, bare_base, seconds / rounds, pace_ms, rounds, kinds
+                    )
                 steps = await steps_at(url, STEP_POINTS, repeats)
             finally:
                 server.stop()
@@ -371,11 +408,13 @@ async def run(
         "alone": figures(crowded["alone"]),
         "with_neighbours": figures(crowded["with_neighbours"]),
         "neighbour_steps": len(crowded["step_ms"]),
+        "neighbours": list(kinds),
         "neighbour_step_ms_max": max((ms for _, ms in crowded["step_ms"]), default=None),
         "neighbour_turns": crowded["turns"],
         "big_body_statuses": crowded["statuses"],
         "step_ms": {str(calls): statistics.median(runs) for calls, runs in steps.items()},
         "step_runs_ms": {str(calls): runs for calls, runs in steps.items()},
+        "loop": loop,
     }
 
 
@@ -412,6 +451,9 @@ def report(results: dict[str, Any]) -> str:
     lines.append("    " + "  ".join(f"N={calls}: {ms:.0f}" for calls, ms in steps.items()))
     first, last = str(STEP_POINTS[0]), str(STEP_POINTS[-1])
     lines.append(f"    at {last} / at {first}: {steps[last] / steps[first]:.2f}x")
+    if results.get("loop"):
+        lines.append(loop_blocks.report(results["loop"]))
+        lines.append(loop_blocks.scheduling_report(results["loop"]["scheduling"]))
     return "\n".join(lines)
 
 
@@ -424,10 +466,29 @@ def main() -> None:
     parser.add_argument("--pace-ms", type=float, default=50.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=4, help="windows of each kind")
+    parser.add_argument(
+        "--loop-profile", action="store_true", help="what held the event loop (py-spy)"
+    )
+    parser.add_argument("--checkout", type=Path, default=REPO, help="the code that serves")
+    parser.add_argument(
+        "--neighbours",
+        default=",".join(NEIGHBOURS),
+        help="which neighbours run: growing (128-call steps), bodies (8 MiB); comma-separated",
+    )
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     args = parser.parse_args()
     results = asyncio.run(
-        run(args.server_url, args.seconds, args.pace_ms, args.repeats, args.rounds)
+        run(
+            args.server_url,
+            args.seconds,
+            args.pace_ms,
+            args.repeats,
+            args.rounds,
+            loop_profile=args.loop_profile,
+            checkout=args.checkout.resolve(),
+            kinds=tuple(kind for kind in args.neighbours.split(",") if kind),
+            samples_to=args.json.with_suffix(".speedscope.json") if args.json else None,
+        )
     )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

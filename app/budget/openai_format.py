@@ -40,8 +40,14 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
     content = message.get("content")
     if isinstance(content, list):
         message["content"] = [_part(part) for part in content]
-    if message.get("tool_calls"):
-        message["tool_calls"] = [chat_call(call) for call in message["tool_calls"]]
+    calls = message.get("tool_calls")
+    if calls:
+        # A list of its own either way; a call is rebuilt only when it has a key to drop.
+        message["tool_calls"] = (
+            [chat_call(call) for call in calls]
+            if any(CALL_POSITION in call for call in calls)
+            else list(calls)
+        )
     return message
 
 

@@ -108,6 +108,13 @@ def openai_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[dict[str,
         if message.get("role") != "tool" and carriers:
             converted.extend(carriers)
             carriers = []
+        if message.get("role") != "tool" or (
+            isinstance(message.get("content"), str) and "is_error" not in message
+        ):
+            # Most of a long turn: nothing to move, nothing to drop (split_tool_message's
+            # answer, without its work for each of a thousand results on every step).
+            converted.append(dict(message))
+            continue
         tool, carrier = split_tool_message(message)
         converted.append(dict(tool))
         if carrier is not None:

@@ -7,6 +7,7 @@ import importlib
 import json
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
@@ -133,6 +134,55 @@ def test_an_answer_orjson_refuses_is_written_by_pydantic() -> None:
         value: dict[str, Any]
 
     answer = Answer(value={"big": 2**70, "small": 1.5})
+
+    assert edge._dumped(answer) == answer.model_dump_json(by_alias=True).encode()
+
+
+async def test_a_step_answer_is_written_as_pydantic_writes_its_model(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client)
+    turns = f"/v1/sessions/{session['id']}/turns"
+    started = await client.post(turns, json={"message": {"content": "Find «it» 😀"}})
+    calls = [
+        {
+            "id": f"call_{index}",
+            "type": "function",
+            "function": {"name": "grep", "arguments": json.dumps({"q": "é\u2028", "n": 1.5})},
+        }
+        for index in range(3)
+    ]
+    step = await client.post(
+        f"{turns}/{started.json()['turn_id']}/steps",
+        json={
+            "assistant": {"content": "Looking.", "tool_calls": calls},
+            "tool_results": [
+                {"tool_call_id": f"call_{index}", "content": f'line {index}: "x"\t<b>'}
+                for index in range(3)
+            ],
+        },
+    )
+
+    assert step.status_code == 200
+    assert step.json()["messages"][-4]["tool_calls"] == calls
+    assert (
+        step.content
+        == AssemblyOut.model_validate_json(step.content).model_dump_json(by_alias=True).encode()
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [datetime(2026, 1, 2, tzinfo=UTC), 2**70, {1: "a key that is not a string"}],
+    ids=["date", "big-integer", "integer-key"],
+)
+def test_messages_json_has_no_word_for_are_written_by_pydantic(value: Any) -> None:
+    class Answer(BaseModel):
+        turn_id: str
+        messages: list[dict[str, Any]]
+        audit_id: int
+
+    answer = Answer(turn_id="t", messages=[{"role": "tool", "content": value}], audit_id=3)
 
     assert edge._dumped(answer) == answer.model_dump_json(by_alias=True).encode()
 

@@ -142,6 +142,35 @@ async def test_a_tool_call_without_its_result_is_refused(client: httpx.AsyncClie
     assert len(await stored_messages(client, session["id"])) == 1
 
 
+async def test_a_result_for_a_call_not_made_is_refused_naming_both_ids(
+    client: httpx.AsyncClient,
+) -> None:
+    session = await create_session(client)
+    turn = await start_turn(client, session["id"], "q")
+
+    response = await client.post(
+        f"/v1/sessions/{session['id']}/turns/{turn['turn_id']}/steps",
+        json={
+            "assistant": {
+                "tool_calls": [
+                    {"id": "c1", "function": {"name": "f", "arguments": "{}"}},
+                    {"id": "c2", "function": {"name": "f", "arguments": "{}"}},
+                ]
+            },
+            "tool_results": [
+                {"tool_call_id": "c1", "content": "r"},
+                {"tool_call_id": "c9", "content": "r"},
+            ],
+        },
+    )
+
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request"
+    assert "unanswered ['c2'], unknown ['c9']" in error["details"]["errors"][0]["problem"]
+    assert len(await stored_messages(client, session["id"])) == 1
+
+
 async def test_unknown_session_and_turn_are_404(client: httpx.AsyncClient) -> None:
     session = await create_session(client)
 

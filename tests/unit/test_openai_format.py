@@ -59,3 +59,23 @@ def test_a_null_detail_stored_by_an_earlier_release_is_left_out() -> None:
     ]
     assert images == [{"url": PNG}, {"url": PNG, "detail": "high"}, {"url": PNG}]
     assert messages[0]["content"][0]["image_url"]["detail"] is None
+
+
+def test_a_prompt_shares_no_list_or_message_with_what_it_was_made_from() -> None:
+    # The rows a worker keeps between steps are what the prompt is made from: an edit of the
+    # prompt must not reach them.
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [CALL]},
+        {"role": "tool", "tool_call_id": "a", "content": "21C"},
+        {"role": "tool", "tool_call_id": "b", "content": "err", "is_error": True},
+    ]
+
+    converted = to_openai(messages)
+    converted[1]["tool_calls"].append(CALL)
+    for message in converted:
+        message["content"] = "changed"
+
+    assert messages[1]["tool_calls"] == [CALL]
+    assert [m["content"] for m in messages] == ["Weather?", None, "21C", "err"]
+    assert "is_error" not in converted[3]
