@@ -343,13 +343,24 @@ _PLAIN_ONLY = (
 
 @functools.cache
 def _plain_fields(model: type[BaseModel]) -> frozenset[str]:
-    """The fields of ``model`` written by orjson as they are, not dumped by pydantic first
-    (only those without an alias: the key is the field's name)."""
+    """The fields of ``model`` written by orjson as they are, not dumped by pydantic first:
+    only those pydantic would write as they are too (no alias, so the key is the field's
+    name; no exclusion, no serializer of the field's or the model's own)."""
+    decorators = model.__pydantic_decorators__
+    if decorators.model_serializers:
+        return frozenset()
+    serialized = {
+        name
+        for serializer in decorators.field_serializers.values()
+        for name in serializer.info.fields
+    }
     return frozenset(
         name
         for name, field in model.model_fields.items()
         if field.annotation == _PLAIN_JSON_LIST
         and not field.exclude
+        and getattr(field, "exclude_if", None) is None
+        and name not in serialized
         and field.alias is None
         and field.serialization_alias is None
     )
@@ -363,7 +374,7 @@ def _dumped(answer: BaseModel) -> bytes:
     bytes from the JSON-mode dump in ~50 µs (a small prompt costs both a few µs). The
     prompt's messages are not dumped at all: pydantic's JSON-mode dump walks every value of
     every message to give back the same JSON values, which for an open turn of 1,000 tool
-    calls took ~25 ms on the event loop per step where orjson writes them in ~0.2 ms. What
+    calls took 1 to 4 ms on the event loop per step where orjson writes them in 0.2 to 0.4 ms. What
     orjson refuses (an integer past 64 bits in a message's content, a key that is not a
     string, bytes) is written by pydantic, all of it."""
     plain = _plain_fields(type(answer))

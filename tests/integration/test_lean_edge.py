@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import fastapi.dependencies.utils
 import httpx
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, field_serializer
 
 from app import edge
 from app.routes import api_routes
@@ -185,6 +185,26 @@ def test_messages_json_has_no_word_for_are_written_by_pydantic(value: Any) -> No
     answer = Answer(turn_id="t", messages=[{"role": "tool", "content": value}], audit_id=3)
 
     assert edge._dumped(answer) == answer.model_dump_json(by_alias=True).encode()
+
+
+def test_messages_a_model_excludes_or_serializes_itself_are_written_by_pydantic() -> None:
+    class Excluded(BaseModel):
+        turn_id: str
+        messages: list[dict[str, Any]] = Field(exclude_if=lambda messages: not messages)
+
+    class Serialized(BaseModel):
+        turn_id: str
+        messages: list[dict[str, Any]]
+
+        @field_serializer("messages")
+        def _redacted(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [{"redacted": True} for _ in messages]
+
+    for answer in (
+        Excluded(turn_id="t", messages=[]),
+        Serialized(turn_id="t", messages=[{"role": "user", "content": "hi"}]),
+    ):
+        assert edge._dumped(answer) == answer.model_dump_json(by_alias=True).encode()
 
 
 async def test_a_body_sent_as_application_vnd_json_is_read_as_json(
