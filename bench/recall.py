@@ -107,8 +107,10 @@ QUESTIONS: dict[str, Callable[[synth.Planted], str]] = {
 }
 
 
-async def wait_for_embeddings(database_url: str) -> float:
-    """Seconds until every stored message has a vector (the worker runs in the app)."""
+async def wait_for_embeddings(database_url: str, give_up_after: float = 900.0) -> float:
+    """Seconds until every stored message has a vector (the worker runs in the app); an
+    error after ``give_up_after`` seconds without (the embeddings server down or its URL wrong:
+    the worker retries for ever and says so only in its log)."""
     started = time.perf_counter()
     engine = create_engine(database_url)
     try:
@@ -124,6 +126,11 @@ async def wait_for_embeddings(database_url: str) -> float:
                 ).scalar_one()
             if not left:
                 return time.perf_counter() - started
+            if time.perf_counter() - started > give_up_after:
+                raise RuntimeError(
+                    f"{left} messages still without a vector after {give_up_after:.0f} s: is the "
+                    "embeddings server up, and its URL right? (the app's log says why)"
+                )
             await asyncio.sleep(0.5)
     finally:
         await engine.dispose()

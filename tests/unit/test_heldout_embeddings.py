@@ -34,4 +34,6 @@ def test_questions_are_asked_once_every_earlier_message_is_embedded() -> None:
         index for index, text in enumerate(embedded) if scenario.turns[first].user in text
     )
     for earlier in scenario.turns[:first]:
-        assert order[next(t for t in embedded if earlier.user in t)] < first_query, earlier.user
+        asked_for = [index for text, index in order.items() if earlier.user in text]
+        assert asked_for, f"never embedded: {earlier.user}"
+        assert min(asked_for) < first_query, f"embedded after the question: {earlier.user}"
