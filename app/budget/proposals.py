@@ -45,6 +45,7 @@ _CAPITALISED = rf"{_NAME_WORD}(?:[ -](?:{_NAME_WORD}|[A-Z]{{1,2}}\d{{1,3}}\b)){{
 _CODE = r"\b[A-Z]{1,4}(?:[- ]|\s#)?\d{2,}\b"
 #: A number in words with what it counts ("two years", "eighteen months").
 _COUNTED = (
+    r"\b\d+\s+(?i:people|persons|guests|nights|days|weeks|months|years|hours|rooms|seats)\b|"
     r"\b(?i:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|eighteen|"
     r"twenty|thirty|forty|fifty)\s+(?i:years?|months?|weeks?|days?|hours?|nights?|people)\b"
 )
@@ -94,8 +95,10 @@ _INSTEAD_OF = re.compile(r"\b(?:instead of|rather than|statt|au lieu de|en vez d
 _ASKS = ("?", "\uff1f", "\u061f")
 
 #: Saying yes, in the languages users write in most.
+#: What may open a reply before it says yes or no ("hmm, neither for now").
+_OPENING = r"^\W*(?:(?:hmm+|ok(?:ay)?|ah|oh|well|actually|so|also)\W+)?"
 _ASSENT = re.compile(
-    r"^\W*(?:yes|yeah|yep|yup|ya|ok(?:ay)?|k|sure|sounds good|sounds great|sounds right|"
+    _OPENING + r"(?:yes|yeah|yep|yup|ya|ok(?:ay)?|k|sure|sounds good|sounds great|sounds right|"
     r"do it|go ahead|go for it|please do|perfect|great|correct|right|that['\u2019]s right|"
     r"exactly|fine|works|that works|confirmed|confirm|agreed|deal|absolutely|of course|"
     r"ja|jawohl|genau|passt|gerne|richtig|stimmt|mach das|oui|d['\u2019]accord|parfait|"
@@ -106,8 +109,9 @@ _ASSENT = re.compile(
 )
 #: Saying no, or not now.
 _DECLINE = re.compile(
-    r"^\W*(?:no|nope|nah|not (?:yet|now|really|for now)|hold off|let['\u2019]s (?:hold|wait)|"
-    r"don['\u2019]t|do not|leave it|keep it|neither|none|never ?mind|skip it|wait|"
+    _OPENING + r"(?:no|nope|nah|not (?:yet|now|really|for now)|hold off|"
+    r"let['\u2019]s (?:hold|wait)|don['\u2019]t|do not|leave it|keep it|"
+    r"neither|none|never ?mind|skip it|wait|"
     r"nein|nicht|lass|non|pas (?:encore|maintenant)|laisse|no,|todavía no|déjalo|ninguno|"
     r"não|ainda não|deixa|nessuno|lascia|nie|jeszcze nie|zostaw|nee|niet|laat|hay\u0131r|нет|"
     r"не надо|いいえ|いや|不|不用|不要|别)\b",

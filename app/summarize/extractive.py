@@ -552,7 +552,7 @@ def _responses(
                 back == 1 or response.named or len(put_forward.options) > 1
             ):
                 chosen[index] = _chosen(put_forward, asked, message, response, index)
-            elif back == 1 and declines(put_forward, message.text):
+            elif declines(put_forward, message.text):
                 pass
             else:
                 break
