@@ -70,10 +70,12 @@ _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|[a-c][.)]|\(\d\))\s+(?P<opt
 #: Options offered inline: "A or B", in the languages users write in most.
 _OR = re.compile(r"\b(?:or|oder|ou|o|lub|albo|of|или|veya|atau)\b|或者|还是", re.IGNORECASE)
 #: Where one alternative ends and the next begins.
-_AND = re.compile(r"\b(?:and|und|et|y|i|en)\b", re.IGNORECASE)
+_AND = re.compile(r"\b(?:and|und|et|y|en)\b", re.IGNORECASE)
 _PARTS = re.compile(
     rf"\s*(?:,(?=\s)|;|\s/\s|(?<!\w)(?:{_OR.pattern}|{_AND.pattern})(?!\w))\s*", re.IGNORECASE
 )
+#: Cut at "or" and "and" alone: options that hold a comma ("Hotel Adler, 120 € or …").
+_ALTERNATIVES = re.compile(rf"\s*(?<!\w)(?:{_OR.pattern}|{_AND.pattern})(?!\w)\s*", re.IGNORECASE)
 #: Asking which, where the words of :func:`asks_for_value` miss it.
 _WHICH = re.compile(r"\b(?:któr\w+|laquelle|lequel)\b", re.IGNORECASE)
 #: "How about …?" puts a value forward, it does not ask for one.
@@ -271,9 +273,14 @@ def _values(text: str) -> list[str]:
 
 def _options(text: str) -> list[str]:
     """The alternatives ``text`` offers: the values of its last parts (cut at "or", "and"
-    and at commas) that hold values of the same kinds, each from its first value to its
-    last ("Room Baltic for 140 euros or Room Nordic for 180 euros")."""
-    bounds = [0, *(p for m in _PARTS.finditer(text) for p in (m.start(), m.end())), len(text)]
+    and at commas, or at "or" and "and" alone: whichever finds more) that hold values of
+    the same kinds, each from its first value to its last ("Room Baltic for 140 euros or
+    Room Nordic for 180 euros")."""
+    return max(_options_cut(text, _PARTS), _options_cut(text, _ALTERNATIVES), key=len)
+
+
+def _options_cut(text: str, cut: re.Pattern[str]) -> list[str]:
+    bounds = [0, *(p for m in cut.finditer(text) for p in (m.start(), m.end())), len(text)]
     parts = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
     held = [[v for v in _kinded(text) if a <= v[2] and v[3] <= b] for a, b in parts]
     held = [values for values in held if values]
