@@ -126,6 +126,11 @@ _PUT_OFF = re.compile(
     r"no sé|non lo so|nie wiem|não sei)\b",
     re.IGNORECASE,
 )
+#: Undoing is not choosing ("cancel the last one").
+_UNDO = re.compile(
+    r"\b(?:cancel|drop|remove|delete|undo|storniere|lösch\w*|annule\w*|cancela\w*|anuluj)\b",
+    re.IGNORECASE,
+)
 #: Picking by place, in the languages users write in most: (pattern, index; -1 the last).
 _ORDINALS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), index)
@@ -137,7 +142,7 @@ _ORDINALS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
         ),
         (
             r"\b(?:second|2nd|zweite[nrms]?|deuxième|second[e]?|segund[oa]|second[oa]|"
-            r"drug[aiy]\w*|tweede)\b|二つ目|第二",
+            r"drug\w+|tweede)\b|二つ目|第二",
             1,
         ),
         (
@@ -174,6 +179,14 @@ _LESS = re.compile(
 _MORE = re.compile(
     r"\b(?:more expensive|pricier|priciest|higher|bigger|biggest|larger|largest|teurer\w*|"
     r"plus cher\w*|más car\w*|più car\w*|droższ\w*|duurder\w*)\b",
+    re.IGNORECASE,
+)
+#: A word that picks by place or by comparison.
+_ORDINAL_OR_RELATIVE = re.compile(
+    "|".join(
+        [p.pattern for p, _ in _ORDINALS]
+        + [_LATER.pattern, _EARLIER.pattern, _LESS.pattern, _MORE.pattern, r"^#?\d$"]
+    ),
     re.IGNORECASE,
 )
 #: Words that tie no option to the reply.
@@ -444,6 +457,27 @@ def _by_place(reply: str, options: tuple[str, ...]) -> str:
     return ""
 
 
+#: Words a pick by place or by comparison may come with ("ok, go with the second one, thanks").
+_PICK_WORDS_TEXT = """ok okay so yes yeah yep please pls thanks thank you go with take the a one
+    ones let's lets do it that this then maybe probably i'd i guess prefer rather would like
+    ja bitte danke die der das den oui merci la le les sí gracias el tak poproszę tę ten
+    one option number no nr choice first second third last later earlier cheaper latest
+    earliest early late more less expensive bigger smaller lower higher found out dave says
+    más barato barata tarde temprano plus cher chère tard tôt più mais"""
+_PICK_WORDS = frozenset(_PICK_WORDS_TEXT.split())
+#: What else a pick by place or by comparison may say (words): "last 30 min, errors only"
+#: says something else.
+_PICK_OTHER_WORDS = 3
+
+
+def _terse_pick(text: str) -> bool:
+    """Whether a reply that picks by place or by comparison says little else: "the later
+    one", "ja, die zweite", not "logs for edge-proxy last 30 min, errors only"."""
+    words = re.findall(r"[^\W_]+(?:['\u2019][^\W_]+)?", text.lower())
+    other = [w for w in words if w not in _PICK_WORDS and not _ORDINAL_OR_RELATIVE.search(w)]
+    return len(other) <= _PICK_OTHER_WORDS and not any(c.isdigit() for c in "".join(other))
+
+
 def holds_value(text: str) -> bool:
     """Whether ``text`` holds a value of its own: a number, a time, a name."""
     return any(c.isdigit() for c in text) or bool(
@@ -463,7 +497,7 @@ def respond(put_forward: Proposal, reply: str) -> Response | None:
     text = " ".join(reply.split())
     if not text or len(text.split()) > _REPLY_WORDS or text.rstrip().endswith(_ASKS):
         return None
-    if _PUT_OFF.search(text):
+    if _PUT_OFF.search(text) or _UNDO.search(text):
         return None
     options = put_forward.options
     every = (*options, *put_forward.replaces)
@@ -480,7 +514,7 @@ def respond(put_forward: Proposal, reply: str) -> Response | None:
         return None
     chosen = _by_place(text, options) if len(options) > 1 else ""
     chosen = chosen or _relative(text, options)
-    if chosen:
+    if chosen and _terse_pick(text):
         return Response(chosen, False)
     declined = _DECLINE.match(text) is not None
     if len(options) == 1 and _ASSENT.match(text) and not declined:

@@ -53,6 +53,8 @@ def test_a_reply_picks_or_confirms_what_was_put_forward(
         (TRAINS, "what's the difference between them?"),
         (TRAINS, "let me check with Dave"),
         (TRAINS, "yes"),  # yes to "which one?" says not which
+        (TRAINS, "logs for edge-proxy last 30 min, errors only"),  # "last" picks nothing here
+        (TRAINS, "cancel the last one"),
         (BUDGET, "no, not yet"),
         (BUDGET, "let's hold off"),
         (VENUE, "no, it's the Marriott Riverside, the booking is wrong"),
