@@ -54,6 +54,8 @@ _VALUE = re.compile(
     rf"|(?P<counted>{_COUNTED})|(?P<number>{_NUMBER})"
     rf"|(?P<name>{_CAPITALISED})"
 )
+#: What follows the number of a list's mark.
+_LIST_END = re.compile(r"[.)]")
 #: What stands beside the digits of a code.
 _CODE_EDGE = re.compile(r"[^\W\d]|[-#/_]")
 #: Capitalised words that name nothing put forward.
@@ -68,7 +70,8 @@ _NOT_VALUES = frozenset(_NOT_VALUES_TEXT.split())
 #: A list's mark opening a line of options.
 _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|[a-c][.)]|\(\d\))\s+(?P<option>\S.*)$")
 #: Options offered inline: "A or B", in the languages users write in most.
-_OR = re.compile(r"\b(?:or|oder|ou|o|lub|albo|of|или|veya|atau)\b|或者|还是", re.IGNORECASE)
+#: ("of", Dutch "or", is left out: it is English "of".)
+_OR = re.compile(r"\b(?:or|oder|ou|o|lub|albo|или|veya|atau)\b|或者|还是", re.IGNORECASE)
 #: Where one alternative ends and the next begins.
 _AND = re.compile(r"\b(?:and|und|et|y|en)\b", re.IGNORECASE)
 _PARTS = re.compile(
@@ -224,6 +227,13 @@ def _kinded(text: str) -> list[tuple[str, str, int, int]]:
     for match in _VALUE.finditer(text):
         value = match.group().rstrip(" ,.")
         start = match.start()
+        line_before = text[:start].rsplit("\n", 1)[-1]
+        if (
+            match.lastgroup == "number"
+            and not line_before.strip()
+            and _LIST_END.match(text[match.end() : match.end() + 1])
+        ):
+            continue  # a list's mark ("4) Two patients share that slot")
         if match.lastgroup in ("number", "day") and (
             _CODE_EDGE.match(text[match.end() : match.end() + 1])
             or _CODE_EDGE.match(text[max(0, start - 1) : start])
@@ -357,7 +367,7 @@ def proposal(text: str) -> Proposal | None:
         if not [v for v in _values(offered) if v not in said_before] and at:
             offered = sentences[at - 1]
             where = where if offered in where else f"{offered} {where}"
-        if not (_OR.search(offered) or _AND.search(offered)):
+        if not _asks_which(question) or not (_OR.search(offered) or _AND.search(offered)):
             return None
         asked = offered
     values = [v for v in _values(asked) if v not in said_before]
