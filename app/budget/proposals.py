@@ -39,7 +39,9 @@ _DAY = r"\d{1,2}(?:st|nd|rd|th)\b"
 _NUMBER = r"\d[\d,.]*\d|\d"
 #: A capitalised word: its first letter is no ASCII lower-case one (the rest of the check is
 #: :func:`_capitalised`), the others no ASCII capitals ("PO", "AC" are parts of codes).
-_NAME_WORD = r"[^\W\d_a-z][^\W\d_]*[^\W\d_A-Z][^\W\d_]*"
+#: It starts a word: tried once a word, not at each letter of a long run of capitals (which
+#: made the search quadratic in the run's length).
+_NAME_WORD = r"(?<![^\W\d_])[^\W\d_a-z][^\W\d_]*[^\W\d_A-Z][^\W\d_]*"
 _CAPITALISED = rf"{_NAME_WORD}(?:[ -](?:{_NAME_WORD}|[A-Z]{{1,2}}\d{{1,3}}\b)){{0,3}}"
 #: A code: letters then digits ("AC 875", "PO-40781").
 _CODE = r"\b[A-Z]{1,4}(?:[- ]|\s#)?\d{2,}\b"
@@ -127,6 +129,23 @@ _PUT_OFF = re.compile(
     r"\b(?:let me (?:check|think|ask|look)|not sure|no idea|i['\u2019]ll (?:check|ask|let)|"
     r"hang on|hold on|one sec|good question|dunno|idk|checking|keine ahnung|je sais pas|"
     r"no sé|non lo so|nie wiem|não sei)\b",
+    re.IGNORECASE,
+)
+#: A reply that says no, or rules something out, anywhere in it ("absolutely not", "of course
+#: not", "perfect timing but no", "anything but the 09:40", "the 09:40 is too early"): it is
+#: no assent and names no choice.
+_NEGATES = re.compile(
+    r"\b(?:no|not|nope|nah|never|neither|none|anything but|all but|but no|except|besides|"
+    r"too|without|rather not|instead|nein|nicht|kein\w*|außer|non|pas|sauf|ni|nunca|"
+    r"excepto|não|nie|oprócz|nee|niet|geen|нет|не)\b|n['\u2019]t\b",
+    re.IGNORECASE,
+)
+#: A reply that puts the decision off ("right, I'll think about it", "ok I'll sleep on it",
+#: "sure, maybe later"): no choice yet.
+_HEDGE = re.compile(
+    r"\b(?:think (?:about|it over|on)|sleep on|maybe|perhaps|possibly|later maybe|"
+    r"get back to you|another time|some other time|we'll see|will see|not sure yet|"
+    r"vielleicht|peut-être|quizás|tal vez|forse|talvez|może)\b",
     re.IGNORECASE,
 )
 #: Undoing is not choosing ("cancel the last one").
@@ -331,7 +350,10 @@ _CLAUSE = re.compile(r",\s*(?:but|aber|mais|pero|ma|mas|ale|maar)\b|\s[\u2014\u2
 @lru_cache(maxsize=4096)
 def proposal(text: str) -> Proposal | None:
     """What the assistant's message ``text`` puts forward for the user to choose or confirm,
-    or None: it must end by asking (a question mark in its last three sentences)."""
+    or None: it must end by asking (a question mark in its last three sentences). Only the
+    message's end is read."""
+    if len(text) > _PROPOSAL_CHARS:
+        text = text[-_PROPOSAL_CHARS:].split(None, 1)[-1]
     lines = [line for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return None
@@ -495,8 +517,13 @@ def holds_value(text: str) -> bool:
     )
 
 
-#: A reply that chooses is short (words).
+#: A reply that chooses is short (words, and characters: a long token is no choice, and
+#: its values are not read).
 _REPLY_WORDS = 10
+_REPLY_CHARS = 200
+#: Of an assistant's message, only its end is read for a proposal (characters): the
+#: question is in its last sentences.
+_PROPOSAL_CHARS = 2000
 
 
 @lru_cache(maxsize=4096)
@@ -505,14 +532,27 @@ def respond(put_forward: Proposal, reply: str) -> Response | None:
     its own given instead (``chosen`` ""), or None when it declines, asks a question back,
     puts the answer off, or does not say which."""
     text = " ".join(reply.split())
-    if not text or len(text.split()) > _REPLY_WORDS or text.rstrip().endswith(_ASKS):
+    if (
+        not text
+        or len(text) > _REPLY_CHARS
+        or len(text.split()) > _REPLY_WORDS
+        or text.rstrip().endswith(_ASKS)
+    ):
         return None
-    if _PUT_OFF.search(text) or _UNDO.search(text):
+    if _PUT_OFF.search(text) or _UNDO.search(text) or _HEDGE.search(text):
         return None
     options = put_forward.options
     every = (*options, *put_forward.replaces)
     if any(_mentions(text, old, options) for old in put_forward.replaces):
         return None  # "no, it's the Marriott": the user keeps what they said
+    declined = _DECLINE.match(text) is not None and not _NUMBERED.match(text)
+    if declined or _NEGATES.search(_NUMBERED.sub(" ", text)):
+        # A reply that says no or rules an option out chooses nothing the assistant put
+        # forward; after a plain "no" a value of the user's own is theirs, in their words
+        # ("no, make it 4,500").
+        if declined and holds_value(text):
+            return Response("", False)
+        return None
     named = [
         option
         for option in options
@@ -526,12 +566,9 @@ def respond(put_forward: Proposal, reply: str) -> Response | None:
     chosen = chosen or _relative(text, options)
     if chosen and _terse_pick(text):
         return Response(chosen, False)
-    declined = _DECLINE.match(text) is not None
-    if len(options) == 1 and _ASSENT.match(text) and not declined:
-        # "ok but make it 4,500": accepted with a change, the user's value in their words.
+    if len(options) == 1 and _ASSENT.match(text):
+        # "ok, make it 4,500": accepted with a change, the user's value in their words.
         return Response("" if holds_value(text) else options[0], False)
-    if declined and holds_value(text):
-        return Response("", False)  # "no, make it 4,500": the user's own value instead
     return None
 
 
@@ -541,6 +578,7 @@ def declines(put_forward: Proposal, reply: str) -> bool:
     text = " ".join(reply.split())
     return (
         bool(text)
+        and len(text) <= _REPLY_CHARS
         and len(text.split()) <= _REPLY_WORDS
         and _DECLINE.match(text) is not None
         and respond(put_forward, text) is None
@@ -565,6 +603,11 @@ _NOT_SUBJECT = re.compile(
     r"should|shall|want|how|about|which|what|book|buchen|réserve|je|du|hast)\b",
     re.IGNORECASE,
 )
+
+
+def subject(put_forward: Proposal) -> str:
+    """What ``put_forward`` is about, in at most three of its words ("budget", "venue")."""
+    return _subject(put_forward)
 
 
 def _subject(put_forward: Proposal) -> str:

@@ -31,6 +31,7 @@ from app.budget.proposals import (
     declines,
     proposal,
     respond,
+    subject,
 )
 from app.budget.statements import (
     ROUTINE_SHAPE_MENTIONS,
@@ -306,6 +307,8 @@ class _Candidate:
     #: For the user's confirmation of a correction the assistant proposed: the values the
     #: user said before that it replaces.
     replaces: tuple[str, ...] = ()
+    #: And what that correction is about ("venue").
+    subject: str = ""
 
 
 #: Words before which a long unpunctuated message is cut into statements.
@@ -494,12 +497,21 @@ def _question_before(
         ):
             return item
     # Folds may part between the proposal and the reply more than once: the newest
-    # proposal still open, of a few messages before this fold.
-    reach = messages[0].message_id - _PROPOSAL_REACH
+    # proposal still open, of a few messages of this session before this fold. Message ids
+    # are shared by all sessions, so the distance is counted in the session's messages the
+    # previous summary cites after the proposal, not in ids.
+    cited_ids = {
+        i
+        for field in SECTION_TITLES
+        for it in getattr(earlier, field)
+        for i in it.source_message_ids
+    }
     open_proposals = [
         item
         for item in earlier.open_questions
-        if not item.from_user and _newest(item) >= reach and proposal(item.text) is not None
+        if not item.from_user
+        and len({i for i in cited_ids if i > _newest(item)}) < _PROPOSAL_REACH
+        and proposal(item.text) is not None
     ]
     if open_proposals:
         item = max(open_proposals, key=_newest)
@@ -509,8 +521,8 @@ def _question_before(
     return None
 
 
-#: A proposal the previous summary holds is chosen within this many messages of it (a turn
-#: with a tool step is four).
+#: A proposal the previous summary holds is chosen within this many of the session's messages
+#: of it that the summary cites (a turn with a tool step is four).
 _PROPOSAL_REACH = 16
 #: Where :func:`_responses` says the question the previous fold ended on was responded to.
 _BEFORE = -1
@@ -571,7 +583,10 @@ def _chosen(
     line = _clip(chosen_line(put_forward, reply.text, response))
     ids = tuple(i for i in (asked.message_id, reply.message_id) if i >= 0)
     item = SummaryItem(line, ids, from_user=True)
-    return _Candidate("said", 0, item, position, put_forward.replaces)
+    # Only a confirmation of the assistant's own value revises what the user said before;
+    # a value of the user's own in its place is read as their words, and revises nothing.
+    replaces = put_forward.replaces if response.chosen else ()
+    return _Candidate("said", 0, item, position, replaces, subject(put_forward))
 
 
 def _candidates(message: SourceMessage, position: int) -> list[_Candidate]:
@@ -699,6 +714,8 @@ class _Entry:
     #: A confirmed correction the assistant proposed: the values of the user's earlier
     #: statement it replaces.
     replaces: tuple[str, ...] = ()
+    #: And what that correction is about.
+    subject: str = ""
 
 
 def _newest(item: SummaryItem) -> int:
@@ -755,9 +772,23 @@ def forget_texts() -> None:
 
 
 def _user_entry(
-    field: str, item: SummaryItem, *, carried: bool = False, replaces: tuple[str, ...] = ()
+    field: str,
+    item: SummaryItem,
+    *,
+    carried: bool = False,
+    replaces: tuple[str, ...] = (),
+    subject: str = "",
 ) -> _Entry:
-    return _Entry(field, item, _tier(item.text), 0, _newest(item), carried, replaces=replaces)
+    return _Entry(
+        field,
+        item,
+        _tier(item.text),
+        0,
+        _newest(item),
+        carried,
+        replaces=replaces,
+        subject=subject,
+    )
 
 
 def _other_entry(field: str, kind: str, item: SummaryItem, score: int) -> _Entry:
@@ -796,7 +827,12 @@ def _extract(
                     kind = "said"
             if candidate.item.from_user:
                 users.append(
-                    _user_entry(_FIELD_OF[kind], candidate.item, replaces=candidate.replaces)
+                    _user_entry(
+                        _FIELD_OF[kind],
+                        candidate.item,
+                        replaces=candidate.replaces,
+                        subject=candidate.subject,
+                    )
                 )
             else:
                 others.append(_other_entry(_FIELD_OF[kind], kind, candidate.item, candidate.score))
@@ -883,26 +919,33 @@ def _routines(entries: list[_Entry]) -> list[_Entry]:
     names or times ("did the reminder go out to X?", "cancel X's 11:45, she's sick"), and
     any sentence said word for word as often (the same aside about a slow morning, or a
     fact an agent sends anew every turn: "I am allergic to penicillin"), give way to the
-    statements said fewer times. A correction is never one, nor a choice's line (it cites
-    the proposal and the reply, and what it replaced: not the same words said again and
-    again, and lines of one shape are choices of several things). A request leaves the block
-    like a routine request; a statement said again and again leaves it as a statement
+    statements said fewer times. A correction is never one. A choice's line is one like any
+    other (routine confirmations, "deploy build 4811 to staging? \u2192 yes", said again and
+    again): of a shape chosen that many times only the newest line is kept. A request leaves
+    the block like a routine request; a statement said again and again leaves it as a statement
     (counted in the notice), for it may be a fact the user wants kept."""
     mentions: dict[str, int] = {}
-    entries_said = [entry for entry in entries if not _chosen_line(entry)]
-    for entry in entries_said:
+    newest_choice: dict[str, int] = {}
+    for entry in entries:
         if entry.item.from_user and entry.rank <= Tier.PLAIN:
             key = _routine_key(entry.item.text)
-            mentions[key] = mentions.get(key, 0) + len(entry.item.source_message_ids)
+            if _chosen_line(entry):
+                # One line per choice, citing the proposal and the reply: counted once.
+                mentions[key] = mentions.get(key, 0) + 1
+                newest_choice[key] = max(newest_choice.get(key, -1), entry.newest)
+            else:
+                mentions[key] = mentions.get(key, 0) + len(entry.item.source_message_ids)
     routine: list[_Entry] = []
     for entry in entries:
+        key = _routine_key(entry.item.text)
         if (
             entry.item.from_user
             and entry.rank <= Tier.PLAIN
-            and mentions.get(_routine_key(entry.item.text), 0) >= ROUTINE_SHAPE_MENTIONS
+            and mentions.get(key, 0) >= ROUTINE_SHAPE_MENTIONS
             and not is_correction(entry.item.text)
-            and not _chosen_line(entry)
         ):
+            if _chosen_line(entry) and entry.newest < newest_choice.get(key, -1):
+                continue  # the same confirmation again: only its newest is kept
             entry = replace(
                 entry, rank=Tier.ROUTINE, repeated=True, stated=not asks(entry.item.text)
             )
@@ -1169,10 +1212,17 @@ def _supersede(
 def _confirm_correction(
     result: dict[int, _Entry], gone: set[int], ordered: list[_Entry], later: int, said_before: int
 ) -> None:
-    """The user confirmed the correction the assistant proposed ("You said the Marriott, but
-    the booking shows the Hilton: should I update it?" - "yes"): the nearest earlier
-    statement of the user's that holds a value it replaces leaves, told as history."""
+    """The user confirmed the correction the assistant proposed ("You said the venue is the
+    Marriott, but the booking shows the Hilton: should I update it?" - "yes"): the nearest
+    earlier statement of the user's that holds a value it replaces, is about what the
+    proposal is about (shares its subject's words) and says nothing else ("the venue is
+    the Marriott") leaves, told as history. One that says more ("Marta's birthday dinner is
+    at Nonna's") stays as it is, and the confirmation's line beside it says what changed.
+    When unsure (no statement about the proposal's subject), nothing is revised."""
     entry = ordered[later]
+    about = _words(entry.subject) - _PLAIN_STATEMENT
+    if not about:
+        return
     for earlier in range(said_before - 1, -1, -1):
         if earlier in gone or ordered[earlier].rank > Tier.PLAIN:
             continue
@@ -1184,12 +1234,27 @@ def _confirm_correction(
         ]
         if not replaced.from_user or not olds:
             continue
-        gone.add(earlier)
+        said = _words(replaced.text)
+        if not about & said:
+            continue  # holds the old value, but is about something else
+        rest = said - about - {w for old in olds for w in _words(old)} - _PLAIN_STATEMENT
+        if not rest:
+            gone.add(earlier)  # else it says more than the value: kept whole
         ids = tuple(dict.fromkeys((*entry.item.source_message_ids, *replaced.source_message_ids)))
         # The old value as history, in few words: the line says what it is about.
         text = _clip(f"{entry.item.text} (was: {' / '.join(olds)})")
         result[later] = replace(entry, item=SummaryItem(text, ids, from_user=True))
         return
+
+
+#: Words that say nothing of their own in a statement a confirmed correction revises.
+_PLAIN_STATEMENT_TEXT = """i you it we my our your the a an is are was were be been will now
+    still just at in on for of to by with s"""
+_PLAIN_STATEMENT = frozenset(_PLAIN_STATEMENT_TEXT.split())
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[^\W_]+", text)}
 
 
 #: A choice said as "X, not Y" ("tea, not coffee", "Lee, not Dana").

@@ -5,9 +5,11 @@ before, and a proposal declined or answered with a question is no fact."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
+import pytest
 
 from app.budget.statements import ANSWER_ARROW
 from bench.quality import text_of
@@ -23,13 +25,24 @@ ROUTINE = (
 
 
 async def _session(
-    client: httpx.AsyncClient, said: dict[int, str], answers: dict[int, str], turns: int = 40
+    client: httpx.AsyncClient,
+    said: dict[int, str],
+    answers: dict[int, str],
+    turns: int = 40,
+    others_before: int | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """A session whose user says ``said[n]`` at turn n (routine things otherwise) and whose
     assistant ends turn n with ``answers[n]``, each turn with a tool result of about 900
-    tokens; its id and the prompt of one more turn after the last."""
+    tokens; its id and the prompt of one more turn after the last. Before turn
+    ``others_before`` another session writes a dozen turns."""
     sid = str((await create_session(client))["id"])
     for n in range(turns):
+        if n == others_before:
+            other = str((await create_session(client))["id"])
+            for k in range(12):
+                prompt = await start_turn(client, other, f"tail worker-{k}.log")
+                await post_step(client, other, prompt["turn_id"], [f"call_o{k}"], ["ok"])
+                await complete_turn(client, other, prompt["turn_id"], "Done.")
         prompt = await start_turn(client, sid, said.get(n, ROUTINE[n % len(ROUTINE)].format(n=n)))
         await post_step(client, sid, prompt["turn_id"], [f"call_{n}"], [words(900, n)])
         answer = answers.get(n, f"Job {n} done in {n}s, exit code 0.")
@@ -111,7 +124,7 @@ async def test_a_correction_the_assistant_proposed_and_the_user_confirmed_replac
 ) -> None:
     said = {
         **STATED,
-        5: "the venue for the gala is the Marriott Riverside",
+        5: "the venue is the Marriott Riverside",
         25: "can you check the gala booking?",
         26: "yes, update it",
     }
@@ -167,3 +180,157 @@ async def test_a_choice_answered_with_a_question_is_no_fact(client: httpx.AsyncC
     _, prompt = await _session(client, said, {25: "I can book the 09:38 or the 13:17 — which one?"})
     lines = _summary_lines(prompt)
     assert not any(ANSWER_ARROW in line and "13:17" in line for line in lines), lines
+
+
+VENUE = (
+    "You said the venue is the Marriott, but the booking shows the Hilton. Should I update it "
+    "to the Hilton?"
+)
+TRAINS = "I can book the 09:40 or the 13:15 train. Which one?"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "absolutely not",
+        "of course not",
+        "perfect timing but no",
+        "right, I'll think about it",
+        "ok I'll sleep on it",
+    ],
+)
+async def test_a_proposal_declined_in_other_words_is_no_confirmation(
+    client: httpx.AsyncClient, reply: str
+) -> None:
+    said = {**STATED, 25: "plan the budget for the Porto offsite", 26: reply}
+    _, prompt = await _session(client, said, {25: "Should I set the budget to €4,000?"})
+    lines = _summary_lines(prompt)
+    assert not any(ANSWER_ARROW in line and "4,000" in line for line in lines), lines
+
+
+async def test_a_correction_declined_in_other_words_leaves_the_users_statement(
+    client: httpx.AsyncClient,
+) -> None:
+    stated = "The conference venue is the Marriott on Pine Street."
+    said = {**STATED, 5: stated, 25: "check the conference booking", 26: "absolutely not"}
+    _, prompt = await _session(client, said, {25: VENUE})
+    lines = _summary_lines(prompt)
+    assert any(line.endswith(stated) for line in lines), lines
+    assert not any(ANSWER_ARROW in line and "Hilton" in line for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "the 09:40 is too early",
+        "anything but the 09:40",
+        "yes please, but not the 13:15",
+        "sure, maybe later",
+    ],
+)
+async def test_a_reply_that_rules_an_option_out_or_puts_off_chooses_nothing(
+    client: httpx.AsyncClient, reply: str
+) -> None:
+    said = {**STATED, 25: "book me a train to Leeds for the workshop", 26: reply}
+    _, prompt = await _session(client, said, {25: TRAINS})
+    lines = _summary_lines(prompt)
+    assert not any(ANSWER_ARROW in line and "13:15" in line for line in lines), lines
+
+
+MANIFEST = """Here's the api deployment:
+```yaml
+metadata:
+  name: api
+spec:
+  replicas: 6
+  template:
+    spec:
+      containers:
+        - name: api
+          image: registry.acme.io/api:4.12.0
+```"""
+
+
+async def test_a_confirmed_correction_revises_no_statement_about_something_else(
+    client: httpx.AsyncClient,
+) -> None:
+    zoe = "My daughter Zoe turns 6 on Saturday."
+    said = {**STATED, 5: MANIFEST, 6: zoe, 25: "check the api deployment", 26: "yes"}
+    asked = (
+        "You said replicas is 6, but the cluster shows 4 running. Should I update the manifest "
+        "to 4?"
+    )
+    _, prompt = await _session(client, said, {25: asked})
+    lines = _summary_lines(prompt)
+    assert any(line.endswith(zoe) for line in lines), lines
+
+
+async def test_a_confirmed_correction_keeps_what_else_the_statement_says(
+    client: httpx.AsyncClient,
+) -> None:
+    dinner = "Marta's birthday dinner is at Nonna's."
+    said = {**STATED, 5: dinner, 25: "book the dinner", 26: "ok"}
+    asked = (
+        "You said the dinner is at Nonna's, but I found only Nonna Rosa's. Should I use "
+        "Nonna Rosa's?"
+    )
+    _, prompt = await _session(client, said, {25: asked})
+    lines = _summary_lines(prompt)
+    assert any(line.endswith(dinner) for line in lines), lines
+    # The confirmation is kept beside it, with what it changed.
+    assert any("Nonna Rosa? → ok (was: Nonna)" in line for line in lines), lines
+
+
+async def test_routine_confirmations_give_way_to_the_users_facts(
+    client: httpx.AsyncClient,
+) -> None:
+    name = "My name is Aleksandra Nowak and I live in Gdańsk."
+    cluster = "Our staging cluster is called kestrel-2."
+    said: dict[int, str] = {0: name, 1: cluster}
+    answers: dict[int, str] = {}
+    for k in range(14):
+        said[2 + 2 * k] = "deploy the latest build"
+        answers[2 + 2 * k] = (
+            f"Build {4800 + k} passed. Should I deploy build {4800 + k} to staging?"
+        )
+        said[3 + 2 * k] = "yes"
+        answers[3 + 2 * k] = "Deployed."
+    _, prompt = await _session(client, said, answers, turns=30)
+    lines = _summary_lines(prompt)
+    assert any(line.endswith(name) for line in lines), lines
+    assert any(line.endswith(cluster) for line in lines), lines
+    assert sum(ANSWER_ARROW in line and "staging" in line for line in lines) <= 2, "\n".join(lines)
+
+
+async def _licence_session(client: httpx.AsyncClient, key: str) -> float:
+    said = {**STATED, 25: "set up the licence", 26: "yes, key: " + key}
+    asked = "I found this key: " + key + ". Should I register the licence for Acme GmbH?"
+    started = time.perf_counter()
+    _, prompt = await _session(client, said, {25: asked, 26: "Done."})
+    assert prompt["messages"]
+    return time.perf_counter() - started
+
+
+async def test_a_long_upper_case_reply_to_a_proposal_is_read_quickly(
+    client: httpx.AsyncClient,
+) -> None:
+    # A licence key in capitals took seconds to read (the time grew with the square of its
+    # length); the same session with the key in lower case is the measure.
+    plain = await _licence_session(client, "qwertyuiopasdfghjklzxcvbnm" * 300)
+    capitals = await _licence_session(client, "QWERTYUIOPASDFGHJKLZXCVBNM" * 300)
+    assert capitals < 1.5 * plain + 0.5, (capitals, plain)
+
+
+async def test_a_choice_said_after_other_sessions_wrote_is_kept(client: httpx.AsyncClient) -> None:
+    # Message ids are shared by all sessions: the reach of a proposal is counted in this
+    # session's messages.
+    said = {
+        **STATED,
+        25: "get quotes for the van rental next week",
+        26: "let me check with Dave",
+        27: "ok, the cheaper one",
+    }
+    answers = {25: "Two quotes came back: 340 euros or 415 euros. Which should I accept?"}
+    _, prompt = await _session(client, said, answers, others_before=26)
+    lines = _summary_lines(prompt)
+    assert any(line.endswith("→ ok, the cheaper one (chose 340 euros)") for line in lines), lines
