@@ -67,6 +67,9 @@ BENCHMARKS: dict[str, Benchmark] = {
     "embeddings-server": Benchmark("bench.embeddings_server", "a local /embeddings server"),
     "heldout": Benchmark("bench.heldout.__main__", "held-out retention, corrections and recall, by kind (six sets, both summarisers)"),
     "replies": Benchmark("bench.replies", "answers to the assistant's questions and typo fixes, by kind"),
+    "proposals": Benchmark(
+        "bench.proposals", "choices and confirmations of what the assistant proposed, by kind"
+    ),
     "list-facts": Benchmark("bench.list_facts", "facts in a list and inside the user's questions, by kind"),
     "shaped-facts": Benchmark("bench.shaped_facts", "names in other scripts, other questions and lists, facts said while tools run"),
     "heldout-locomo": Benchmark("bench.heldout.locomo", "LoCoMo dialogues: evidence in each question's prompt"),

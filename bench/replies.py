@@ -405,9 +405,11 @@ def closed_session(
     agent: AgentKind,
     slots: dict[int, Turn],
     facts: list[Fact],
+    check: Callable[[Scenario], None] = check_values_unique,
 ) -> Scenario:
     """The session of ``seed`` from the turns placed in ``slots``: a goodbye last, the
-    agent's routine work everywhere else, every value checked to occur only where placed."""
+    agent's routine work everywhere else, every value checked (by ``check``) to occur only
+    where placed."""
     slots[turns - 1] = Turn("ok that's it for today, cheers", (), "Have a good one!", "chat")
     session = [slots[t] if t in slots else _filler(rng, agent) for t in range(turns)]
     scenario = Scenario(
@@ -422,7 +424,7 @@ def closed_session(
         questions=[],
         agent=agent.name,
     )
-    check_values_unique(scenario)
+    check(scenario)
     return scenario
 
 

@@ -645,7 +645,9 @@ def _listed_fact(text: str) -> bool:
 #: What joins the subject of the assistant's question to the user's terse answer in one
 #: line ("delivery day? \u2192 Thursday"): the answer is the user's, verbatim.
 ANSWER_ARROW = " \u2192 "
-_ANSWER_LINE = re.compile(r"^[^\n?]{1,80}\?" + ANSWER_ARROW + r"\S")
+#: The head is a question's subject in a few words, or the question that put forward what
+#: the user chose (:mod:`app.budget.proposals`).
+_ANSWER_LINE = re.compile(r"^[^\n?]{1,160}\?" + ANSWER_ARROW + r"\S")
 #: The answer to a question is this short (words), or it is a statement of its own.
 ANSWER_WORDS = 10
 #: A bare yes or no (and its like) opening an answer: what follows it is the value.
@@ -739,6 +741,12 @@ def question_subject(question: str) -> str:
         if len(kept) == SUBJECT_WORDS:
             break
     return " ".join(kept)
+
+
+def is_answer_line(text: str) -> bool:
+    """Whether ``text`` is the line of an answer (:func:`answer_line`) or of a choice of what
+    the assistant put forward (:func:`app.budget.proposals.chosen_line`)."""
+    return _ANSWER_LINE.match(text) is not None
 
 
 def answer_line(subject: str, answer: str) -> str:

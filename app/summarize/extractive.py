@@ -23,6 +23,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from app.budget.proposals import (
+    Proposal,
+    Response,
+    asked_in_full,
+    chosen_line,
+    declines,
+    proposal,
+    respond,
+    subject,
+)
 from app.budget.statements import (
     ROUTINE_SHAPE_MENTIONS,
     Tier,
@@ -33,6 +43,7 @@ from app.budget.statements import (
     fix_typo,
     holds_revised_value,
     is_answer,
+    is_answer_line,
     is_bare_revision,
     is_correction,
     is_request,
@@ -293,6 +304,11 @@ class _Candidate:
     score: int
     item: SummaryItem
     position: int  # index of the message it came from in the request
+    #: For the user's confirmation of a correction the assistant proposed: the values the
+    #: user said before that it replaces.
+    replaces: tuple[str, ...] = ()
+    #: And what that correction is about ("venue").
+    subject: str = ""
 
 
 #: Words before which a long unpunctuated message is cut into statements.
@@ -466,17 +482,111 @@ def _question_before(
     """The assistant's question the previous fold ended on, when this fold opens with the
     user's short answer to it: folds part at turns, so a question that ends one turn and
     its answer that opens the next often land in two folds. It is the previous summary's
-    open question citing the newest message that summary cites."""
+    open question citing the newest message that summary cites. A proposal the question
+    puts forward may be chosen a few messages into the fold ("let me check" … "ok, the
+    cheaper one")."""
     if earlier is None or not messages or messages[0].role != "user":
-        return None
-    if not _needs_its_question(messages[0].text):
         return None
     cited = [_newest(item) for field in SECTION_TITLES for item in getattr(earlier, field)]
     newest = max(cited, default=-1)
     for item in earlier.open_questions:
-        if not item.from_user and _newest(item) == newest >= 0:
+        if (
+            not item.from_user
+            and _newest(item) == newest >= 0
+            and _needs_its_question(messages[0].text)
+        ):
+            return item
+    # Folds may part between the proposal and the reply more than once: the newest
+    # proposal still open, of a few messages of this session before this fold. Message ids
+    # are shared by all sessions, so the distance is counted in the session's messages the
+    # previous summary cites after the proposal, not in ids.
+    cited_ids = {
+        i
+        for field in SECTION_TITLES
+        for it in getattr(earlier, field)
+        for i in it.source_message_ids
+    }
+    open_proposals = [
+        item
+        for item in earlier.open_questions
+        if not item.from_user
+        and len({i for i in cited_ids if i > _newest(item)}) < _PROPOSAL_REACH
+        and proposal(item.text) is not None
+    ]
+    if open_proposals:
+        item = max(open_proposals, key=_newest)
+        asked = SourceMessage(_newest(item), "assistant", item.text)
+        if _BEFORE in _responses(messages, asked)[1]:
             return item
     return None
+
+
+#: A proposal the previous summary holds is chosen within this many of the session's messages
+#: of it that the summary cites (a turn with a tool step is four).
+_PROPOSAL_REACH = 16
+#: Where :func:`_responses` says the question the previous fold ended on was responded to.
+_BEFORE = -1
+#: A choice said a few messages after the proposal ("let me check with Dave" … "ok, the
+#: later one") is looked for this many of the assistant's messages back.
+_PROPOSALS_BACK = 3
+
+
+def _responses(
+    messages: tuple[SourceMessage, ...], before: SourceMessage | None
+) -> tuple[dict[int, _Candidate], set[int]]:
+    """The user's replies that choose or confirm what the assistant put forward (by the
+    index of the reply: its line), and the assistant's messages whose proposal was chosen
+    or declined (no longer open). A reply right after the proposal may be a bare yes; one
+    said a few messages later must say which ("ok, the later one", "the Hilton"), with no
+    proposal of the assistant's in between."""
+    chosen: dict[int, _Candidate] = {}
+    responded: set[int] = set()
+    if not any(m.role == "assistant" and "?" in m.text for m in messages) and before is None:
+        return chosen, responded
+    for index, message in enumerate(messages):
+        if message.role != "user":
+            continue
+        back = 0
+        for at in range(index - 1, -2, -1):
+            asked = messages[at] if at >= 0 else before
+            if asked is None or asked.role != "assistant":
+                continue
+            back += 1
+            if back > _PROPOSALS_BACK or (at >= 0 and at in responded):
+                break
+            put_forward = proposal(asked.text)
+            if put_forward is None:
+                if "?" in asked.text:
+                    break  # a question of its own in between: the reply answers that one
+                continue
+            response = respond(put_forward, message.text)
+            if response is not None and (
+                back == 1 or response.named or len(put_forward.options) > 1
+            ):
+                chosen[index] = _chosen(put_forward, asked, message, response, index)
+            elif declines(put_forward, message.text):
+                pass
+            else:
+                break
+            responded.add(at if at >= 0 else _BEFORE)
+            break
+    return chosen, responded
+
+
+def _chosen(
+    put_forward: Proposal,
+    asked: SourceMessage,
+    reply: SourceMessage,
+    response: Response,
+    position: int,
+) -> _Candidate:
+    line = _clip(chosen_line(put_forward, reply.text, response))
+    ids = tuple(i for i in (asked.message_id, reply.message_id) if i >= 0)
+    item = SummaryItem(line, ids, from_user=True)
+    # Only a confirmation of the assistant's own value revises what the user said before;
+    # a value of the user's own in its place is read as their words, and revises nothing.
+    replaces = put_forward.replaces if response.chosen else ()
+    return _Candidate("said", 0, item, position, replaces, subject(put_forward))
 
 
 def _candidates(message: SourceMessage, position: int) -> list[_Candidate]:
@@ -492,6 +602,10 @@ def _candidates(message: SourceMessage, position: int) -> list[_Candidate]:
         if message.role != "tool" and _DECISION.search(sentence):
             found.append(_Candidate("decision", specificity + 3, item, position))
         elif message.role != "tool" and sentence.endswith("?"):
+            put_forward = proposal(message.text) if message.role == "assistant" else None
+            if put_forward is not None and put_forward.sentence.endswith(raw.strip()):
+                # What it offers goes with it: the choice may come in the next fold.
+                item = SummaryItem(_clip(asked_in_full(put_forward)), item.source_message_ids)
             found.append(_Candidate("question", specificity + 2, item, position))
         elif message.role != "tool" and _ACTION.search(sentence):
             found.append(_Candidate("action", specificity + 1, item, position))
@@ -597,6 +711,11 @@ class _Entry:
     #: Of those, one that asks nothing (a statement said again and again): it gives way to
     #: the statements said fewer times, and leaves the block as a statement, counted.
     stated: bool = False
+    #: A confirmed correction the assistant proposed: the values of the user's earlier
+    #: statement it replaces.
+    replaces: tuple[str, ...] = ()
+    #: And what that correction is about.
+    subject: str = ""
 
 
 def _newest(item: SummaryItem) -> int:
@@ -652,8 +771,24 @@ def forget_texts() -> None:
     _LINE_TOKENS.clear()
 
 
-def _user_entry(field: str, item: SummaryItem, *, carried: bool = False) -> _Entry:
-    return _Entry(field, item, _tier(item.text), 0, _newest(item), carried)
+def _user_entry(
+    field: str,
+    item: SummaryItem,
+    *,
+    carried: bool = False,
+    replaces: tuple[str, ...] = (),
+    subject: str = "",
+) -> _Entry:
+    return _Entry(
+        field,
+        item,
+        _tier(item.text),
+        0,
+        _newest(item),
+        carried,
+        replaces=replaces,
+        subject=subject,
+    )
 
 
 def _other_entry(field: str, kind: str, item: SummaryItem, score: int) -> _Entry:
@@ -670,21 +805,35 @@ def _extract(
     as a key fact. ``asked_before`` is the question the previous fold ended on."""
     users: list[_Entry] = []
     others: list[_Entry] = []
-    before = None if asked_before is None else SourceMessage(-1, "assistant", asked_before.text)
+    before = (
+        None
+        if asked_before is None
+        else SourceMessage(_newest(asked_before), "assistant", asked_before.text)
+    )
+    chosen, responded = _responses(messages, before)
     for index, message in enumerate(messages):
-        answer = _answer_candidate(messages, index, before)
+        answer = chosen.get(index) or _answer_candidate(messages, index, before)
         for candidate in [answer] if answer else _candidates(message, index):
             kind = candidate.kind
             if kind == "question":
                 asker = "user" if candidate.item.from_user else "assistant"
-                if _answered(candidate.item.text, asker, messages[index + 1 :]) or (
-                    asker == "assistant" and _answered_next(messages, index)
+                if (
+                    _answered(candidate.item.text, asker, messages[index + 1 :])
+                    or (asker == "assistant" and _answered_next(messages, index))
+                    or (asker == "assistant" and index in responded)
                 ):
                     if not candidate.item.from_user:
                         continue
                     kind = "said"
             if candidate.item.from_user:
-                users.append(_user_entry(_FIELD_OF[kind], candidate.item))
+                users.append(
+                    _user_entry(
+                        _FIELD_OF[kind],
+                        candidate.item,
+                        replaces=candidate.replaces,
+                        subject=candidate.subject,
+                    )
+                )
             else:
                 others.append(_other_entry(_FIELD_OF[kind], kind, candidate.item, candidate.score))
     return users, others
@@ -758,28 +907,45 @@ def _routine_key(text: str) -> str:
     return (asks(text) and shape(text)) or _normalise(text)
 
 
+def _chosen_line(entry: _Entry) -> bool:
+    """Whether ``entry`` is the line of a choice or a confirmation of what the assistant put
+    forward: an answer's line citing the proposal beside the reply."""
+    return len(entry.item.source_message_ids) > 1 and is_answer_line(entry.item.text)
+
+
 def _routines(entries: list[_Entry]) -> list[_Entry]:
     """Stage 2b: the user's requests and questions of one shape said
     :data:`~app.budget.statements.ROUTINE_SHAPE_MENTIONS` times or more, each time of other
     names or times ("did the reminder go out to X?", "cancel X's 11:45, she's sick"), and
     any sentence said word for word as often (the same aside about a slow morning, or a
     fact an agent sends anew every turn: "I am allergic to penicillin"), give way to the
-    statements said fewer times. A correction is never one. A request leaves the block
-    like a routine request; a statement said again and again leaves it as a statement
+    statements said fewer times. A correction is never one. A choice's line is one like any
+    other (routine confirmations, "deploy build 4811 to staging? \u2192 yes", said again and
+    again): of a shape chosen that many times only the newest line is kept. A request leaves
+    the block like a routine request; a statement said again and again leaves it as a statement
     (counted in the notice), for it may be a fact the user wants kept."""
     mentions: dict[str, int] = {}
+    newest_choice: dict[str, int] = {}
     for entry in entries:
         if entry.item.from_user and entry.rank <= Tier.PLAIN:
             key = _routine_key(entry.item.text)
-            mentions[key] = mentions.get(key, 0) + len(entry.item.source_message_ids)
+            if _chosen_line(entry):
+                # One line per choice, citing the proposal and the reply: counted once.
+                mentions[key] = mentions.get(key, 0) + 1
+                newest_choice[key] = max(newest_choice.get(key, -1), entry.newest)
+            else:
+                mentions[key] = mentions.get(key, 0) + len(entry.item.source_message_ids)
     routine: list[_Entry] = []
     for entry in entries:
+        key = _routine_key(entry.item.text)
         if (
             entry.item.from_user
             and entry.rank <= Tier.PLAIN
-            and mentions.get(_routine_key(entry.item.text), 0) >= ROUTINE_SHAPE_MENTIONS
+            and mentions.get(key, 0) >= ROUTINE_SHAPE_MENTIONS
             and not is_correction(entry.item.text)
         ):
+            if _chosen_line(entry) and entry.newest < newest_choice.get(key, -1):
+                continue  # the same confirmation again: only its newest is kept
             entry = replace(
                 entry, rank=Tier.ROUTINE, repeated=True, stated=not asks(entry.item.text)
             )
@@ -980,6 +1146,9 @@ def _supersede(
         here = order_of[entry.newest]
         # The statements of earlier messages are those before the first of this one's.
         said_before = bisect_left(newests, entry.newest)
+        if entry.replaces:
+            _confirm_correction(result, gone, ordered, later, said_before)
+            continue
         fix = typo_fix(text)
         if fix is not None:
             fixed = _fix_typo_before(result, gone, ordered, later, fix, user_ids, assistant_said)
@@ -1038,6 +1207,54 @@ def _supersede(
                     _revise(result, gone, later, max(nearest), part, True)
                     _index(by_key, later, result[later].item.text)
     return [entry for index, entry in sorted(result.items()) if index not in gone]
+
+
+def _confirm_correction(
+    result: dict[int, _Entry], gone: set[int], ordered: list[_Entry], later: int, said_before: int
+) -> None:
+    """The user confirmed the correction the assistant proposed ("You said the venue is the
+    Marriott, but the booking shows the Hilton: should I update it?" - "yes"): the nearest
+    earlier statement of the user's that holds a value it replaces, is about what the
+    proposal is about (shares its subject's words) and says nothing else ("the venue is
+    the Marriott") leaves, told as history. One that says more ("Marta's birthday dinner is
+    at Nonna's") stays as it is, and the confirmation's line beside it says what changed.
+    When unsure (no statement about the proposal's subject), nothing is revised."""
+    entry = ordered[later]
+    about = _words(entry.subject) - _PLAIN_STATEMENT
+    if not about:
+        return
+    for earlier in range(said_before - 1, -1, -1):
+        if earlier in gone or ordered[earlier].rank > Tier.PLAIN:
+            continue
+        replaced = result[earlier].item
+        olds = [
+            value
+            for value in entry.replaces
+            if re.search(rf"(?<!\w){re.escape(value)}(?!\w)", replaced.text, re.IGNORECASE)
+        ]
+        if not replaced.from_user or not olds:
+            continue
+        said = _words(replaced.text)
+        if not about & said:
+            continue  # holds the old value, but is about something else
+        rest = said - about - {w for old in olds for w in _words(old)} - _PLAIN_STATEMENT
+        if not rest:
+            gone.add(earlier)  # else it says more than the value: kept whole
+        ids = tuple(dict.fromkeys((*entry.item.source_message_ids, *replaced.source_message_ids)))
+        # The old value as history, in few words: the line says what it is about.
+        text = _clip(f"{entry.item.text} (was: {' / '.join(olds)})")
+        result[later] = replace(entry, item=SummaryItem(text, ids, from_user=True))
+        return
+
+
+#: Words that say nothing of their own in a statement a confirmed correction revises.
+_PLAIN_STATEMENT_TEXT = """i you it we my our your the a an is are was were be been will now
+    still just at in on for of to by with s"""
+_PLAIN_STATEMENT = frozenset(_PLAIN_STATEMENT_TEXT.split())
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[^\W_]+", text)}
 
 
 #: A choice said as "X, not Y" ("tea, not coffee", "Lee, not Dana").
