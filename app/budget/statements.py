@@ -1348,8 +1348,9 @@ def supersedes(later: str, earlier: str) -> int:
         or _tied_elsewhere(later, shared, old.context | old.values)
         # A value right beside a word of the subject says which one it is ("seat 1C is
         # free", "the Berlin office"), not what it is: "seat 4C is free" is another seat.
-        # Last: it reads the text again, and a fold weighs every pair of statements.
-        or _labels(later, fresh, new.subject)
+        # Last: it reads the text again, and a fold weighs every pair of statements. A line
+        # of a pasted config says what its value is by its key ("limits.memory: 2816Mi").
+        or (_CONFIG_LINE.match(later) is None and _labels(later, fresh, new.subject))
     ):
         return 0
     return _closeness(len(shared), new, old)

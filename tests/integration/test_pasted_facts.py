@@ -176,3 +176,15 @@ async def test_a_pasted_chat_thread_gives_way_to_the_users_own_line(
     # Other people's words in the thread are not the user's statements.
     assert not any("migration timed out" in line for line in lines), lines
     assert not any("Priya Nair" in line for line in lines), lines
+
+
+async def test_a_later_paste_with_another_value_replaces_the_earlier_line(
+    client: httpx.AsyncClient,
+) -> None:
+    later = MANIFEST.replace("replicas: 3", "replicas: 5").replace("1536Mi", "2816Mi")
+    prompt = await _session(client, {**STATED, 24: MANIFEST, 27: later}, turns=40)
+    lines = _summary_lines(prompt)
+    assert any(line.endswith("spec.replicas: 5") for line in lines), lines
+    assert any(line.endswith("resources.limits.memory: 2816Mi") for line in lines), lines
+    # The earlier values are not shown as current.
+    assert not any(line.endswith(("spec.replicas: 3", "memory: 1536Mi")) for line in lines), lines
