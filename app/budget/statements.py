@@ -536,7 +536,8 @@ def _clause_after_question(text: str) -> bool:
     return tier(tail) <= Tier.PLAIN
 
 
-_FILLER = re.compile(r"^\s*(?:(?:u+h+|u+m+|uhm+|e+r+m*|hmm+|a+h+)\b[\s,.\u2026]*)+", re.IGNORECASE)
+#: Dictation's fillers ("hmm" and "ah" are left: "hmm not sure, I'll ask" is chat).
+_FILLER = re.compile(r"^\s*(?:(?:u+h+|u+m+|uhm+|e+r+m+)\b[\s,.\u2026]*)+", re.IGNORECASE)
 
 
 def tier(sentence: str) -> Tier:
