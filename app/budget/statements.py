@@ -621,12 +621,34 @@ _LIST_MARK = re.compile(
 )
 #: A line of a pasted config as the summary keeps it: a path of keys, then its value
 #: ("spec.replicas: 3", "DB_HOST: pg-7.internal", "server.requestTimeout: 47s").
+#: A document that names itself ("metadata.name: api") is named before each of its lines:
+#: "[api] spec.replicas: 3".
 _CONFIG_LINE = re.compile(
-    r"^[A-Za-z_$@][\w$@-]*(?:\.[\w$@/-]+)+:\s+\S"
-    r"|^[a-z_$@][a-z0-9$@-]*_[a-z0-9_$@-]+:\s+\S"
-    r"|^[a-z]+(?:[A-Z][a-z0-9]+)+:\s+\S"
-    r"|^[A-Z][A-Z0-9]*_[A-Z0-9_]+:\s+\S"
+    r"^(?P<document>\[[^\]\s]+\] )?(?P<path>"
+    r"[A-Za-z_$@][\w$@-]*(?:\.[\w$@/-]+)+"
+    r"|[a-z_$@][a-z0-9$@-]*_[a-z0-9_$@-]+"
+    r"|[a-z]+(?:[A-Z][a-z0-9]+)+"
+    r"|[A-Z][A-Z0-9]*_[A-Z0-9_]+"
+    r"):\s+\S"
 )
+
+
+def _same_document_path(later: str, earlier: str) -> bool | None:
+    """Whether two lines of pasted configs give the same key of the same document: None when
+    ``later`` is no such line. Only a document that names itself is known to be the same:
+    the prod and the staging ``.env``, the api and the worker Deployment, are two."""
+    new = _CONFIG_LINE.match(later)
+    if new is None:
+        return None
+    old = _CONFIG_LINE.match(earlier)
+    return bool(
+        old is not None
+        and new.group("document")
+        and new.group("document") == old.group("document")
+        and new.group("path") == old.group("path")
+    )
+
+
 #: A row of a pasted markdown table: "| headcount | 57 people |".
 _TABLE_ROW = re.compile(r"^\|(.+)\|$")
 #: An imperative's first word followed by a number is a label ("budget 4,200 euros").
@@ -1263,6 +1285,10 @@ def supersedes(later: str, earlier: str) -> int:
         # A typo fix puts right the message just before it, in the fold; "Jonas's manager"
         # is not "my manager".
         return 0
+    same_path = _same_document_path(later, earlier)
+    if same_path is False and _CONFIG_LINE.match(earlier):
+        # Another key, or another document's: both stay.
+        return 0
     new, old = claim(later), claim(earlier)
     drops = dropped(later)
     if drops:
@@ -1350,8 +1376,9 @@ def supersedes(later: str, earlier: str) -> int:
         # A value right beside a word of the subject says which one it is ("seat 1C is
         # free", "the Berlin office"), not what it is: "seat 4C is free" is another seat.
         # Last: it reads the text again, and a fold weighs every pair of statements. A line
-        # of a pasted config says what its value is by its key ("limits.memory: 2816Mi").
-        or (_CONFIG_LINE.match(later) is None and _labels(later, fresh, new.subject))
+        # of a pasted config says what its value is by its key ("limits.memory: 2816Mi"),
+        # when the earlier line is the same key of the same named document.
+        or (same_path is not True and _labels(later, fresh, new.subject))
     ):
         return 0
     return _closeness(len(shared), new, old)

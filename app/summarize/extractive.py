@@ -406,6 +406,10 @@ def _user_candidates(message: SourceMessage, position: int) -> list[_Candidate]:
     for line in said.lines:
         item = SummaryItem(_clip(line), (message.message_id,), from_user=True)
         found.append(_Candidate("said", 0, item, position))
+    # Other people's words in a pasted thread, with who said them: below all the rest.
+    for line in said.thread:
+        item = SummaryItem(_clip(line), (message.message_id,))
+        found.append(_Candidate("tool fact", 0, item, position))
     return found
 
 

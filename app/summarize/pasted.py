@@ -16,6 +16,7 @@ the line the user adds above or below it is theirs and is read as any sentence o
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -41,10 +42,14 @@ _ASSIGN = re.compile(r"^(?P<indent>\s*)(?:export\s+)?(?P<key>[\w$.\"'-]+)\s*=\s*
 _SECTION = re.compile(r"^\s*\[\[?(?P<section>[\w.\"' -]+)\]\]?\s*$")
 _BRACKET = re.compile(r"^\s*[\]\[{}(),]+\s*$")
 _COMMENT = re.compile(r"^\s*(?:#|//|;)")
-#: A Slack-, Teams- or Discord-style header of a pasted message: a name, then a time.
+#: A Slack-, Teams- or Discord-style header of a pasted message: a person's name (each word
+#: capitalised), then a time set apart as chat apps set it: two spaces, a dash or a comma
+#: before it, or "AM"/"PM" after it. "Dentist at 9:30", "Standup 9:15" and "Lunch with
+#: Marta 12:30" are lines of the user's own schedule.
 _CHAT_HEADER = re.compile(
-    r"^\s*[^\W\d_][\w.'\u2019 -]{0,40}?(?:\s{2,}|\s+[-\u2014\u2013\u00b7]\s+|,\s+|\s+)"
-    r"(?:\[)?\d{1,2}:\d{2}(?:\s?[AaPp]\.?[Mm]\.?)?(?:\])?\s*$"
+    r"^\s*[^\W\d_a-z][\w.'\u2019-]*(?: [^\W\d_a-z][\w.'\u2019-]*){0,3}"
+    r"(?:(?:\s{2,}|\s+[-\u2014\u2013\u00b7]\s+|,\s+)\[?\d{1,2}:\d{2}(?:\s?[AaPp]\.?[Mm]\.?)?\]?"
+    r"|\s+\[?\d{1,2}:\d{2}\s?[AaPp]\.?[Mm]\.?\]?)\s*$"
 )
 #: Values that say nothing of their own: a flag, an empty value, an opening bracket.
 _EMPTY_VALUES = frozenset(
@@ -81,6 +86,9 @@ class Read:
     prose: str
     lines: tuple[str, ...]
     dropped: int
+    #: What other people said in a pasted chat thread, as "Name: what they said": their
+    #: words, not the user's statements; kept below everything the user said.
+    thread: tuple[str, ...] = ()
 
 
 def _unquote(text: str) -> str:
@@ -90,11 +98,19 @@ def _unquote(text: str) -> str:
     return text
 
 
+#: A label as people write one ("Hotel", "On call this week", "QA"), not a key as a file
+#: has one ("replicas", "imagePullPolicy", "DB_HOST", "metadata"): a line under it is a note.
+_NATURAL_KEY = re.compile(r"^(?:[A-Z][a-z]+|[A-Z]{1,4}|\S+(?: \S+)+)$")
+
+
 def _structured(line: str) -> bool:
     if not line.strip():
         return False
+    key = _YAML_KEY.match(line)
+    if key and _NATURAL_KEY.match(_unquote(key.group("key"))):
+        return False  # "Hotel: Adler", "On call this week: Priya": the user's own note
     return bool(
-        _YAML_KEY.match(line)
+        key
         or _ASSIGN.match(line)
         or _SECTION.match(line)
         or _BRACKET.match(line)
@@ -102,6 +118,9 @@ def _structured(line: str) -> bool:
         or line.count(",") >= 2
     )
 
+
+#: At most this many value lines of one pasted block are weighed for the summary.
+READ_LINES = 400
 
 #: The last keys of a path that a kept line shows: "containers.resources.memory", not
 #: "spec.template.spec.containers.resources.memory".
@@ -180,7 +199,29 @@ def _values(lines: list[str]) -> list[str]:
         path = [section] if section else []
         path += [name for _, name in stack] + [key]
         found.append(f"{'.'.join(path[-PATH_KEYS:])}: {value}")
-    return found
+    name = _document_name(body)
+    return [f"[{name}] {line}" for line in found] if name else found
+
+
+def _document_name(body: list[str]) -> str:
+    """The name a document gives itself (``metadata.name`` of a Kubernetes object, a
+    top-level ``name``), or "" when it gives none: two pastes revise each other's values
+    only when they are the same document."""
+    under_metadata = False
+    for line in body:
+        match = _YAML_KEY.match(line)
+        if match is None:
+            continue
+        indent = len(match.group("indent").replace("-", " "))
+        key = _unquote(match.group("key"))
+        value = _unquote(match.group("value") or "")
+        if indent == 0:
+            under_metadata = key == "metadata"
+            if key == "name" and value:
+                return value
+        elif under_metadata and key == "name" and value:
+            return value
+    return ""
 
 
 def _blocks(lines: list[str]) -> list[tuple[int, int]]:
@@ -215,54 +256,61 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
     return blocks
 
 
-def _chat_thread(lines: list[str]) -> set[int]:
-    """The lines of a pasted chat thread: each header and what follows it up to a blank
-    line."""
-    thread: set[int] = set()
-    inside = False
+def _chat_thread(lines: list[str]) -> dict[int, str]:
+    """The lines of a pasted chat thread, each with who said it: a header and what follows
+    it up to a blank line. The last message, when no blank line closes it, is its header and
+    the line under it: what the user writes right under the thread is theirs."""
+    thread: dict[int, str] = {}
+    speaker = ""
+    last = -1
     for index, line in enumerate(lines):
         if _CHAT_HEADER.match(line):
-            inside = True
+            speaker = re.split(r"\s{2,}|\s+[-\u2014\u2013\u00b7]\s+|,\s+|\s+\[?\d", line.strip())[0]
+            last = index
         elif not line.strip():
-            inside = False
-        if inside:
-            thread.add(index)
+            speaker = ""
+        if speaker:
+            thread[index] = speaker
     headers = sum(1 for index in thread if _CHAT_HEADER.match(lines[index]))
-    return thread if headers >= 2 else set()
+    if headers < 2:
+        return {}
+    if last >= 0 and len(lines) - 1 in thread:  # the last message runs to the end
+        for index in range(last + 2, len(lines)):
+            thread.pop(index, None)
+    return thread
 
 
-#: Punctuation said aloud, as dictation leaves it when it does not type it.
+#: Punctuation said aloud, as dictation leaves it when it does not type it. Only marks no
+#: sentence says otherwise: "period" (the trial period), "colon" (a colon exam) and "new
+#: line" (a new line of credit) are words, and are left as they are.
 _SPOKEN = re.compile(
-    r"\s*\b(?P<mark>comma|full stop|period|question mark|exclamation (?:mark|point)|"
-    r"new line|new paragraph|colon)\b",
+    r"(?<!\ba )(?<!\bthe )(?<!\bany )(?<!\bone )(?<!\bno )"
+    r"\s*\b(?P<mark>comma|full stop|question mark|exclamation (?:mark|point)|new paragraph)\b",
     re.IGNORECASE,
 )
-_SPOKEN_STRONG = re.compile(
-    r"\b(?:full stop|question mark|exclamation (?:mark|point)|new line|new paragraph)\b",
+#: A dictated message ends on a spoken full stop, question mark or exclamation mark.
+_SPOKEN_END = re.compile(
+    r"(?<!\ba )(?<!\bthe )\b(?:full stop|question mark|exclamation (?:mark|point))\s*$",
     re.IGNORECASE,
 )
 _WRITTEN = {
     "comma": ",",
     "full stop": ".",
-    "period": ".",
     "question mark": "?",
     "exclamation mark": "!",
     "exclamation point": "!",
-    "new line": "\n",
     "new paragraph": "\n",
-    "colon": ":",
 }
 
 
 def written_punctuation(text: str) -> str:
     """A dictated message with its punctuation spoken ("the plumber comma his name is Marek
     full stop") as it would have been typed; any other message as it is. Dictated means:
-    no punctuation typed, and a mark said that no sentence says otherwise ("full stop",
-    "question mark", "new paragraph"), or "comma" or "period" said twice."""
-    if re.search(r"[.,!?;:]", text):
-        return text
-    marks = _SPOKEN.findall(text)
-    if not _SPOKEN_STRONG.search(text) and len(marks) < 2:
+    no punctuation typed, and the message ends on a spoken full stop, question mark or
+    exclamation mark. Then only those marks, "comma" and "new paragraph" are written, and
+    none said after "a" or "the" ("a full stop at grandma's"): when unsure, the user's
+    words stay as they are."""
+    if re.search(r"[.,!?;:]", text) or not _SPOKEN_END.search(text):
         return text
 
     def written(match: re.Match[str]) -> str:
@@ -271,15 +319,21 @@ def written_punctuation(text: str) -> str:
     return _SPOKEN.sub(written, text)
 
 
-def _line_specificity(lines: list[str], index: int) -> int:
-    """A kept line's worth: its values' (a row's cells added up); a value the block says
-    more than once (the service's own name on every level) is its structure."""
-    score = 0
-    for cell in lines[index].split(", "):
-        value = cell.split(": ", 1)[-1]
-        repeated = sum(f": {value}" in line for line in lines) > 1
-        score += -1 if repeated else _specificity(value)
-    return score
+def _cell_values(line: str) -> list[str]:
+    return [cell.split(": ", 1)[-1] for cell in line.split(", ")]
+
+
+def _line_scores(lines: list[str]) -> list[int]:
+    """Each kept line's worth: its values' (a row's cells added up); a value the block says
+    on more than one line (the service's own name on every level) is its structure. One
+    pass over the lines: a paste of thousands of lines costs what reading it does."""
+    seen: Counter[str] = Counter()
+    for line in lines:
+        seen.update(set(_cell_values(line)))
+    return [
+        sum(-1 if seen[value] > 1 else _specificity(value) for value in _cell_values(line))
+        for line in lines
+    ]
 
 
 @lru_cache(maxsize=4096)
@@ -293,7 +347,11 @@ def read(text: str) -> Read:
     for start, end in _blocks(lines):
         in_block.update(range(start, end))
         values = _values(lines[start:end])
-        scores = [_line_specificity(values, i) for i in range(len(values))]
+        # Only the first lines of a very large paste are weighed; the rest stay in the
+        # stored message, where recall finds them.
+        dropped += max(0, len(values) - READ_LINES)
+        values = values[:READ_LINES]
+        scores = _line_scores(values)
         ranked = sorted(range(len(values)), key=lambda i: -scores[i])
         scored = sum(1 for score in scores if score > 0)
         # A flag, a word or a small number ("replicas: 3") is kept only beside few lines more
@@ -309,4 +367,9 @@ def read(text: str) -> Read:
     )
     if not in_block and not thread:
         prose = text
-    return Read(written_punctuation(prose), tuple(kept), dropped)
+    said = tuple(
+        f"{speaker}: {lines[index].strip()}"
+        for index, speaker in thread.items()
+        if index not in in_block and lines[index].strip() and not _CHAT_HEADER.match(lines[index])
+    )
+    return Read(written_punctuation(prose), tuple(kept), dropped, said)
