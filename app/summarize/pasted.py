@@ -103,14 +103,18 @@ def _unquote(text: str) -> str:
 _NATURAL_KEY = re.compile(r"^(?:[A-Z][a-z]+|[A-Z]{1,4}|\S+(?: \S+)+)$")
 
 
+def _natural(line: str) -> bool:
+    """A "Label: value" line of the user's own note ("Hotel: Adler", "On call this week:
+    Priya"): read as their statement, wherever it stands."""
+    key = _YAML_KEY.match(line)
+    return bool(key and key.group("value") and _NATURAL_KEY.match(_unquote(key.group("key"))))
+
+
 def _structured(line: str) -> bool:
     if not line.strip():
         return False
-    key = _YAML_KEY.match(line)
-    if key and _NATURAL_KEY.match(_unquote(key.group("key"))):
-        return False  # "Hotel: Adler", "On call this week: Priya": the user's own note
     return bool(
-        key
+        _YAML_KEY.match(line)
         or _ASSIGN.match(line)
         or _SECTION.match(line)
         or _BRACKET.match(line)
@@ -242,7 +246,8 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
             or (not lines[end].strip() and end + 1 < len(lines) and _structured(lines[end + 1]))
         ):
             end += 1
-        run = [line for line in lines[index:end] if line.strip()]
+        # A note's "Label: value" lines do not make a paste; they do not break one either.
+        run = [line for line in lines[index:end] if line.strip() and not _natural(line)]
         # Rows of as many commas each, brackets, sections, assignments: a file, not a note.
         rows = {line.count(",") for line in run}
         syntax = any(
@@ -288,9 +293,10 @@ _SPOKEN = re.compile(
     r"\s*\b(?P<mark>comma|full stop|question mark|exclamation (?:mark|point)|new paragraph)\b",
     re.IGNORECASE,
 )
-#: A dictated message ends on a spoken full stop, question mark or exclamation mark.
+#: A dictated message ends on a spoken full stop, question mark or exclamation mark, or says
+#: two of them.
 _SPOKEN_END = re.compile(
-    r"(?<!\ba )(?<!\bthe )\b(?:full stop|question mark|exclamation (?:mark|point))\s*$",
+    r"(?<!\ba )(?<!\bthe )\b(?:full stop|question mark|exclamation (?:mark|point))\b",
     re.IGNORECASE,
 )
 _WRITTEN = {
@@ -307,10 +313,13 @@ def written_punctuation(text: str) -> str:
     """A dictated message with its punctuation spoken ("the plumber comma his name is Marek
     full stop") as it would have been typed; any other message as it is. Dictated means:
     no punctuation typed, and the message ends on a spoken full stop, question mark or
-    exclamation mark. Then only those marks, "comma" and "new paragraph" are written, and
-    none said after "a" or "the" ("a full stop at grandma's"): when unsure, the user's
-    words stay as they are."""
-    if re.search(r"[.,!?;:]", text) or not _SPOKEN_END.search(text):
+    exclamation mark, or says two of them. Then only those marks, "comma" and "new
+    paragraph" are written, and none said after "a" or "the" ("a full stop at grandma's"):
+    when unsure, the user's words stay as they are."""
+    if re.search(r"[.,!?;:]", text):
+        return text
+    ends = list(_SPOKEN_END.finditer(text))
+    if not ends or (len(ends) < 2 and text[ends[-1].end() :].strip()):
         return text
 
     def written(match: re.Match[str]) -> str:
@@ -345,8 +354,10 @@ def read(text: str) -> Read:
     dropped = 0
     in_block: set[int] = set()
     for start, end in _blocks(lines):
-        in_block.update(range(start, end))
-        values = _values(lines[start:end])
+        # A "Label: value" line of the user's own inside a paste is read as their statement.
+        inside = [index for index in range(start, end) if not _natural(lines[index])]
+        in_block.update(inside)
+        values = _values([lines[index] for index in inside])
         # Only the first lines of a very large paste are weighed; the rest stay in the
         # stored message, where recall finds them.
         dropped += max(0, len(values) - READ_LINES)
