@@ -9,8 +9,13 @@ meaning (``spec.replicas: 3``), the most specific first and at most :data:`PASTE
 one block, so that one large paste cannot fill the summary's user block. The rest stays in
 the stored message, where recall finds it.
 
-A pasted chat thread ("Priya Nair  10:42 AM" and what she said) is other people's words;
-the line the user adds above or below it is theirs and is read as any sentence of theirs.
+A pasted chat thread ("Priya Nair  10:42 AM" and what she said) is other people's words:
+kept as "Priya Nair: what she said", below what the user said, never dropped. The line the
+user adds above or below it is theirs and is read as any sentence of theirs.
+
+When a rule is unsure, the user's words stay as they wrote them: a "Label: value" line in
+natural language is their statement, not a config's line; a message is read as dictated only
+on marks no sentence says otherwise.
 """
 
 from __future__ import annotations
@@ -28,8 +33,8 @@ PLAIN_LINES = 3
 #: At most this many rows of one pasted CSV are kept.
 CSV_ROWS = 3
 #: A run of this many structured lines (``key: value``, ``key = value``, ``KEY=value``, CSV
-#: rows) is a paste; a fenced block (```` ``` ````) is one whatever its length. Three or four
-#: "label: value" lines are a note the user jotted down and are read as a list.
+#: rows) is a paste; a fenced block (```` ``` ````) is one whatever its length. Lines whose
+#: label is in natural language ("Hotel: Adler") are not counted: they are the user's note.
 BLOCK_LINES = 5
 
 _CSV_ROW = re.compile(r"^[^,:]+: [^,]*(?:, [^,:]+: [^,]*)+$")
