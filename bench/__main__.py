@@ -72,6 +72,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     ),
     "list-facts": Benchmark("bench.list_facts", "facts in a list and inside the user's questions, by kind"),
     "shaped-facts": Benchmark("bench.shaped_facts", "names in other scripts, other questions and lists, facts said while tools run"),
+    "pasted-facts": Benchmark("bench.pasted_facts", "pasted configs and CSV, odd number formats, dictation, chat threads"),
     "heldout-locomo": Benchmark("bench.heldout.locomo", "LoCoMo dialogues: evidence in each question's prompt"),
     "heldout-traffic": Benchmark("bench.heldout.traffic", "held-out long turns and a DeepSeek reasoner"),
     "summary-retention": Benchmark("bench.summary_retention", "user statements kept on tuning and reporting seeds"),

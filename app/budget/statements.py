@@ -536,6 +536,10 @@ def _clause_after_question(text: str) -> bool:
     return tier(tail) <= Tier.PLAIN
 
 
+#: Dictation's fillers ("hmm" and "ah" are left: "hmm not sure, I'll ask" is chat).
+_FILLER = re.compile(r"^\s*(?:(?:u+h+|u+m+|uhm+|e+r+m+)\b[\s,.\u2026]*)+", re.IGNORECASE)
+
+
 def tier(sentence: str) -> Tier:
     """How much a sentence the user wrote is worth keeping (see the module's docstring).
 
@@ -545,10 +549,13 @@ def tier(sentence: str) -> Tier:
     user, their people, a rule, a reason, a role) is a statement. A declarative sentence
     is judged by what it holds: names in any script, numbers and dates in words, the
     speaker and their people."""
-    if _ANSWER_LINE.match(sentence):
+    if _ANSWER_LINE.match(sentence) or _CONFIG_LINE.match(sentence):
         return Tier.STATEMENT
     if typo_fix(sentence.strip()) is not None:
         return Tier.STATEMENT  # "*Kowalski": the name the statement before it holds
+    # "um", "uh", "erm": what dictation and chat put before a sentence says nothing of its
+    # mood ("uh the code for the key box is …" is no request to "uh" something).
+    sentence = _FILLER.sub("", sentence)
     row = _TABLE_ROW.match(sentence.strip())
     # A row of a table is a line of a list whose cells say what and how much.
     stripped = ": ".join(cell.strip() for cell in row.group(1).split("|")) if row else ""
@@ -581,6 +588,7 @@ def tier(sentence: str) -> Tier:
         or bool(_ABOUT.search(text))
         or bool(_STANDING.search(text))
         or bool(_LABELLED.match(text))
+        or bool(_ODD_AMOUNT.search(text))
     )
     if marked or named:
         return Tier.STATEMENT
@@ -611,6 +619,36 @@ _LIST_MARK = re.compile(
     r"^(?:[-*+]\s+\[[ xX]\]|[-*+\u2022\u2013\u2014\u2192\u25aa\u25e6\u2023\u2610\u2611\u2705\u2714]"
     r"|\(?(?:\d{1,2}|[a-z])\)|\d{1,2}[./]|[a-z]\.)\s+"
 )
+#: A line of a pasted config as the summary keeps it: a path of keys, then its value
+#: ("spec.replicas: 3", "DB_HOST: pg-7.internal", "server.requestTimeout: 47s").
+#: A document that names itself ("metadata.name: api") is named before each of its lines:
+#: "[api] spec.replicas: 3".
+_CONFIG_LINE = re.compile(
+    r"^(?P<document>\[[^\]\s]+\] )?(?P<path>"
+    r"[A-Za-z_$@][\w$@-]*(?:\.[\w$@/-]+)+"
+    r"|[a-z_$@][a-z0-9$@-]*_[a-z0-9_$@-]+"
+    r"|[a-z]+(?:[A-Z][a-z0-9]+)+"
+    r"|[A-Z][A-Z0-9]*_[A-Z0-9_]+"
+    r"):\s+\S"
+)
+
+
+def _same_document_path(later: str, earlier: str) -> bool | None:
+    """Whether two lines of pasted configs give the same key of the same document: None when
+    ``later`` is no such line. Only a document that names itself is known to be the same:
+    the prod and the staging ``.env``, the api and the worker Deployment, are two."""
+    new = _CONFIG_LINE.match(later)
+    if new is None:
+        return None
+    old = _CONFIG_LINE.match(earlier)
+    return bool(
+        old is not None
+        and new.group("document")
+        and new.group("document") == old.group("document")
+        and new.group("path") == old.group("path")
+    )
+
+
 #: A row of a pasted markdown table: "| headcount | 57 people |".
 _TABLE_ROW = re.compile(r"^\|(.+)\|$")
 #: An imperative's first word followed by a number is a label ("budget 4,200 euros").
@@ -992,6 +1030,84 @@ def _opens_with_name(words: list[str]) -> bool:
     return not first.isascii() or (len(words) > 1 and words[1][:1].isupper())
 
 
+#: A number as people write it in one locale or another: grouped by commas, dots, spaces,
+#: narrow spaces or apostrophes ("2,40,000", "€2.340,50", "¥12 000", "CHF 4'500"), with a
+#: decimal comma ("12,5 %"), a multiplier ("1.5k", "USD 1.2M", "3 lakh"), or a range with an
+#: en dash ("2-3 weeks"). Read whole, it is one value: cut at its separators, "€2.340,50"
+#: and "€2.410,75" would share the "2" and read as the same sum confirmed.
+_ODD_NUMBER = re.compile(
+    r"(?<![\w.,'\u2019])"
+    r"(?P<code>(?:USD|EUR|GBP|CHF|JPY|INR|BRL|AUD|CAD|usd|eur|gbp|chf|jpy|inr|brl)\s?)?"
+    r"(?P<number>\d{1,3}(?:(?:[,.'\u2019]|[ \u00a0\u202f](?=\d{3}(?!\d)))\d{2,3})+"
+    r"(?:[.,]\d{1,2}(?!\d))?|\d+[.,]\d{1,2}(?![\d.,]\d)|\d+)"
+    r"(?P<range>\s?\u2013\s?\d+)?"
+    r"(?P<unit>\s?(?:k|K|M|mn|bn|lakhs?|crores?)\b|\s?%)?"
+    r"(?![\w]|[.,'\u2019]\d)"
+)
+_MULTIPLIERS = {
+    "k": 1_000,
+    "K": 1_000,
+    "M": 1_000_000,
+    "mn": 1_000_000,
+    "bn": 1_000_000_000,
+    "lakh": 100_000,
+    "lakhs": 100_000,
+    "crore": 10_000_000,
+    "crores": 10_000_000,
+}
+
+
+def _number_of(written: str) -> tuple[int, str]:
+    """The whole and the decimals of a number written with separators of any locale: the
+    last separator followed by one or two digits is a decimal one, every other groups."""
+    pieces = re.split(r"[,.'\u2019 \u00a0\u202f]", written)
+    decimals = ""
+    if len(pieces) > 1 and len(pieces[-1]) <= 2:
+        decimals = pieces.pop()
+    return int("".join(pieces)), decimals.rstrip("0")
+
+
+def _one_number(match: re.Match[str]) -> str:
+    text = match.group(0)
+    number, code = match.group("number"), match.group("code") or ""
+    unit = (match.group("unit") or "").strip()
+    odd = bool(code or unit or match.group("range")) or bool(re.search(r"\D", number))
+    # "10.30", "3.5": a decimal point as English writes it is read as it was before (a time
+    # of day is often written so).
+    if not odd or (not (code or unit) and re.fullmatch(r"\d+\.\d{1,2}", number)):
+        return text
+    whole, decimals = _number_of(number)
+    if unit in _MULTIPLIERS:
+        scaled = (whole * 100 + int((decimals + "00")[:2])) * _MULTIPLIERS[unit] // 100
+        whole, decimals = scaled, ""
+    value = f"{whole}p{decimals}" if decimals else str(whole)
+    if match.group("range"):
+        value += "to" + re.sub(r"\D", "", match.group("range"))
+    if unit == "%":
+        value += "pct"
+    return (code.strip().lower() + " " if code else "") + value
+
+
+@lru_cache(maxsize=4096)
+def plain_numbers(text: str) -> str:
+    """``text`` with each number written in an odd format as one word: "€2.340,50" →
+    "€2340p5", "USD 1.2M" → "usd 1200000", "3 lakh" → "300000", "12,5 %" → "12p5pct",
+    "2-3 weeks" (an en dash) → "2to3 weeks". Only values are read off it, never shown."""
+    return _ODD_NUMBER.sub(_one_number, text)
+
+
+#: A sum or a share written so that it can only be a value: a currency, a percentage, a
+#: multiplier or a grouped number ("USD 1.2M", "12,5 %", "1.5k a month", "₹2,40,000").
+_ODD_AMOUNT = re.compile(
+    r"[$€£¥₹]\s?\d|\d\s?(?:€|%)|\b(?:USD|EUR|GBP|CHF|JPY|INR|BRL|R\$)\s?\d|"
+    r"\d(?:k|K|M|mn|bn)\b|\d\s(?:lakhs?|crores?)\b|\d{1,3}(?:[.'\u2019\u202f]\d{3})+|"
+    r"\d\s?\u2013\s?\d+\s(?:days|weeks|months|years)\b|"
+    r"\d\s?(?:dollars?|euros?|pounds?|yen|yuan|francs?|kron(?:or|er|a)|z[\u0142l]oty|rupees?|"
+    r"pesos?|reais|rubles?)\b",
+    re.IGNORECASE,
+)
+
+
 def _value_words_of(words: list[str]) -> set[str]:
     found = set()
     for index, word in enumerate(words):
@@ -1023,6 +1139,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 def _value_words(text: str) -> frozenset[str]:
     """The words of ``text`` that are values (names, numbers, days, hours, sums, codes),
     lower-cased."""
+    text = plain_numbers(text)
     found: set[str] = set()
     for sentence in _SENTENCE.split(text):
         found |= _value_words_of(_words(sentence))
@@ -1078,6 +1195,7 @@ def _word_kinds(word: str) -> frozenset[str]:
 
 @lru_cache(maxsize=4096)
 def _codes(text: str) -> frozenset[str]:
+    text = plain_numbers(text)
     return frozenset(word.lower() for code in _CODE_VALUE.findall(text) for word in _words(code))
 
 
@@ -1109,6 +1227,7 @@ class Claim:
 @lru_cache(maxsize=4096)
 def claim(text: str) -> Claim:
     """The subject and values of ``text`` (see :class:`Claim`)."""
+    text = plain_numbers(text)
     values = _value_words(text)
     anchors = values | _opening_names(text)
     subject: set[str] = set()
@@ -1173,6 +1292,10 @@ def supersedes(later: str, earlier: str) -> int:
     if typo_fix(later) is not None or _owners_differ(later, earlier):
         # A typo fix puts right the message just before it, in the fold; "Jonas's manager"
         # is not "my manager".
+        return 0
+    same_path = _same_document_path(later, earlier)
+    if same_path is False and _CONFIG_LINE.match(earlier):
+        # Another key, or another document's: both stay.
         return 0
     new, old = claim(later), claim(earlier)
     drops = dropped(later)
@@ -1260,8 +1383,10 @@ def supersedes(later: str, earlier: str) -> int:
         or _tied_elsewhere(later, shared, old.context | old.values)
         # A value right beside a word of the subject says which one it is ("seat 1C is
         # free", "the Berlin office"), not what it is: "seat 4C is free" is another seat.
-        # Last: it reads the text again, and a fold weighs every pair of statements.
-        or _labels(later, fresh, new.subject)
+        # Last: it reads the text again, and a fold weighs every pair of statements. A line
+        # of a pasted config says what its value is by its key ("limits.memory: 2816Mi"),
+        # when the earlier line is the same key of the same named document.
+        or (same_path is not True and _labels(later, fresh, new.subject))
     ):
         return 0
     return _closeness(len(shared), new, old)

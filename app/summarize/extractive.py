@@ -64,6 +64,7 @@ from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem
 from app.budget.tokens import TokenCounter
 from app.offload import off_the_loop
 from app.summarize.base import SourceMessage, SummaryRequest
+from app.summarize.pasted import read as read_pasted
 
 #: Source text (characters) past which a fold runs in a worker thread.
 HEAVY_SOURCE_CHARS = 100_000
@@ -390,15 +391,18 @@ def _user_candidates(message: SourceMessage, position: int) -> list[_Candidate]:
     out. At most a number of them per message: a pasted document is not a list of
     statements about the user."""
     found: list[_Candidate] = []
-    text = " ".join(message.text.split())
+    # A pasted block or chat thread is read apart from what the user wrote around it, and a
+    # dictated message with its punctuation said aloud is read as typed.
+    said = read_pasted(message.text)
+    text = " ".join(said.prose.split())
     # A correction said in a few sentences ("wait no, I got that wrong before. staging has
     # 32 nodes. sorry", "no wait, a week on Thursday! not the Monday after next") is one
     # statement: apart, the mark leaves the new value and the old value stands alone.
-    whole = len(text) <= MAX_ITEM_CHARS and "\n" not in message.text.strip()
+    whole = len(text) <= MAX_ITEM_CHARS and "\n" not in said.prose.strip()
     sentences = (
         [text]
         if whole and is_correction(text)
-        else _with_clauses_after_questions(split_sentences(message.text, list_marks=True))
+        else _with_clauses_after_questions(split_sentences(said.prose, list_marks=True))
     )
     for raw in sentences:
         for sentence in (p for part in _requests_apart(raw) for p in _pieces(part)):
@@ -414,7 +418,15 @@ def _user_candidates(message: SourceMessage, position: int) -> list[_Candidate]:
             else:
                 kind = "said"
             found.append(_Candidate(kind, 0, item, position))
-    return found[:_USER_STATEMENTS_PER_MESSAGE]
+    found = found[:_USER_STATEMENTS_PER_MESSAGE]
+    for line in said.lines:
+        item = SummaryItem(_clip(line), (message.message_id,), from_user=True)
+        found.append(_Candidate("said", 0, item, position))
+    # Other people's words in a pasted thread, with who said them: below all the rest.
+    for line in said.thread:
+        item = SummaryItem(_clip(line), (message.message_id,))
+        found.append(_Candidate("tool fact", 0, item, position))
+    return found
 
 
 def _question_subject(message: SourceMessage) -> str:
