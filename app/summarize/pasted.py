@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 #: At most this many lines of one pasted block are kept in the summary.
-PASTED_LINES = 3
+PASTED_LINES = 6
 #: Lines whose value is a single word or a number of one or two digits ("replicas: 3",
 #: "logLevel: info") are kept only while the paste has fewer specific lines than this.
-PLAIN_LINES = 2
+PLAIN_LINES = 3
 #: At most this many rows of one pasted CSV are kept.
-CSV_ROWS = 2
+CSV_ROWS = 3
 #: A run of this many structured lines (``key: value``, ``key = value``, ``KEY=value``, CSV
 #: rows) is a paste; a fenced block (```` ``` ````) is one whatever its length. Lines whose
 #: label is in natural language ("Hotel: Adler") are not counted: they are the user's note.
