@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from typing import Any
 
+import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import error_body
@@ -16,6 +18,33 @@ logger = logging.getLogger(__name__)
 
 #: Free-form JSON (session metadata, provider usage) nested deeper than this is refused.
 MAX_JSON_DEPTH = 16
+
+#: A ``\\uD800``-``\\uDFFF`` escape in a JSON text that is not one half of a pair: a high
+#: surrogate with no low one after it, or a low one with no high one before it (after an even
+#: run of backslashes, so that an escaped backslash followed by "ud800" is text, not an escape).
+_LONE_SURROGATE = re.compile(
+    rb"(?:^|[^\\])(?:\\\\)*(?:"
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<![dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
+
+
+def lone_surrogate(body: bytes) -> bool:
+    """Whether a JSON ``body`` holds a string with half of a UTF-16 surrogate pair
+    (``"\\ud800"``): Python's ``json`` reads it into a ``str`` that no UTF-8 text can hold, so
+    it could be stored and then fail every answer that shows it. A pair (an emoji written
+    ``"\\ud83d\\ude00"``, as ``json.dumps`` escapes by default) is fine. The exact word is
+    orjson's, which refuses only lone halves; it reads the body only when an escape of a
+    surrogate is in it at all and one looks unpaired."""
+    if b"\\ud" not in body and b"\\uD" not in body:
+        return False
+    if _LONE_SURROGATE.search(body) is None:
+        return False
+    try:
+        orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        return "surrogate" in str(error)
+    return False
 
 
 def json_depth(value: Any) -> int:
@@ -73,6 +102,10 @@ class BodySizeLimit:
             if not message.get("more_body", False):
                 break
 
+        whole = b"".join(chunks)
+        if lone_surrogate(whole):
+            await self._refuse_surrogate(send)
+            return
         body_sent = False
 
         async def replay() -> Message:
@@ -80,25 +113,32 @@ class BodySizeLimit:
             if body_sent:
                 return await receive()
             body_sent = True
-            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return {"type": "http.request", "body": whole, "more_body": False}
 
         await self.app(scope, replay, send)
 
     async def _refuse(self, send: Send) -> None:
         message = f"the request body is over {self.max_bytes} bytes"
-        body = json.dumps(error_body("payload_too_large", message)).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
+        await _answer(send, 413, error_body("payload_too_large", message), close=True)
+
+    async def _refuse_surrogate(self, send: Send) -> None:
+        message = (
+            "the request is malformed: a string holds half of a UTF-16 surrogate pair (an "
+            "escape from \\ud800 to \\udfff without its other half), which no UTF-8 text can hold"
         )
-        await send({"type": "http.response.body", "body": body})
+        await _answer(send, 422, error_body("invalid_request", message), close=False)
+
+
+async def _answer(send: Send, status: int, content: dict[str, Any], *, close: bool) -> None:
+    body = json.dumps(content).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 class FinishDespiteHangUp:
