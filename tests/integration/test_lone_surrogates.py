@@ -56,17 +56,31 @@ async def test_a_step_with_half_a_surrogate_pair_is_refused_and_nothing_is_store
     assert {"query": "\U0001f600 \\ud800"} in inputs, inputs
 
 
+@pytest.mark.parametrize(
+    "customer",
+    [
+        "Jos\\udce9",
+        # What looks like the other half but is text, or an escaped backslash before it.
+        "d800\\udce9",
+        "\\\\ud800\\udce9",
+    ],
+)
+@pytest.mark.parametrize("before", ["", '"n": NaN, '], ids=["plain", "after-nan"])
 async def test_session_metadata_with_half_a_surrogate_pair_is_refused(
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient, customer: str, before: str
 ) -> None:
-    body = '{"model": "gpt-4o-mini", "metadata": {"customer": "Jos\\udce9"}}'
+    # A NaN ahead of it (which Python's json takes) must not hide the half pair.
+    body = '{"model": "gpt-4o-mini", "metadata": {' + before + '"customer": "' + customer + '"}}'
 
     refused = await client.post("/v1/sessions", content=body, headers=JSON)
 
-    assert refused.status_code == 422
+    assert refused.status_code == 422, refused.text
     assert refused.json()["error"]["code"] == "invalid_request"
+    assert "surrogate" in refused.json()["error"]["message"]
     whole = await client.post(
-        "/v1/sessions", content=body.replace("\\udce9", "\\u00e9"), headers=JSON
+        "/v1/sessions",
+        content='{"model": "gpt-4o-mini", "metadata": {"customer": "Jos\\u00e9"}}',
+        headers=JSON,
     )
     assert whole.status_code == 201, whole.text
     assert whole.json()["metadata"] == {"customer": "Jos\u00e9"}
