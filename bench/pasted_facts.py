@@ -27,18 +27,15 @@ figures, not read). ::
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import json
 import random
-import time
 from dataclasses import dataclass
 
 from bench.heldout.scenario import Fact, Scenario, Turn
 from bench.heldout.third import agents as a
 from bench.heldout.third.facts import SHARED
 from bench.heldout.third.generator import ACKS
-from bench.replies import closed_session, parse_seeds, report, run, summarizer_settings
+from bench.replies import closed_session, generator_main
 
 TURNS = 250
 TUNING_SEEDS = tuple(range(520, 530))
@@ -421,25 +418,16 @@ def generate(seed: int, turns: int = TURNS) -> Scenario:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench pasted-facts", description=__doc__)
-    parser.add_argument("--seeds", default="tuning", help="tuning, reporting, or e.g. 520-524")
-    parser.add_argument("--turns", type=int, default=TURNS)
-    parser.add_argument("--recall", choices=("on", "off"), default="on")
-    parser.add_argument("--summarizer", choices=("extractive", "llm"), default="extractive")
-    args = parser.parse_args(argv)
-    seeds = parse_seeds(args.seeds, TUNING_SEEDS, REPORTING_SEEDS)
-    began = time.perf_counter()
-    with summarizer_settings(args.summarizer) as settings:
-        results = asyncio.run(
-            run(seeds, args.turns, args.recall == "on", settings, "pasted-facts: ", generate)
-        )
-    print(  # noqa: T201
-        f"\n##### pasted blocks, odd number formats, dictation and chat threads, "
-        f"{args.summarizer} summariser, recall {args.recall}, seeds {min(seeds)}-{max(seeds)}, "
-        f"{args.turns} turns\n{report(results)}",
-        flush=True,
+    generator_main(
+        argv,
+        command="pasted-facts",
+        about=__doc__,
+        headline="pasted blocks, odd number formats, dictation and chat threads",
+        generate=generate,
+        tuning=TUNING_SEEDS,
+        reporting=REPORTING_SEEDS,
+        turns=TURNS,
     )
-    print(f"\n{time.perf_counter() - began:.0f}s in all")  # noqa: T201
 
 
 if __name__ == "__main__":

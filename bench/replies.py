@@ -521,6 +521,44 @@ def parse_seeds(
     return seeds
 
 
+def generator_main(
+    argv: list[str] | None,
+    *,
+    command: str,
+    about: str | None,
+    headline: str,
+    generate: Callable[[int, int], Scenario],
+    tuning: tuple[int, ...],
+    reporting: tuple[int, ...],
+    turns: int = TURNS,
+) -> None:
+    """The command line of a generator that scores facts with :func:`report`
+    (``python -m bench list-facts``, ``shaped-facts``, ``pasted-facts``): its seeds, one
+    summariser, recall on or off, and the figures under ``headline``."""
+    parser = argparse.ArgumentParser(prog=f"python -m bench {command}", description=about)
+    parser.add_argument(
+        "--seeds",
+        default="tuning",
+        help=f"tuning, reporting, or e.g. {tuning[0]}-{tuning[0] + 4}",
+    )
+    parser.add_argument("--turns", type=int, default=turns)
+    parser.add_argument("--recall", choices=("on", "off"), default="on")
+    parser.add_argument("--summarizer", choices=("extractive", "llm"), default="extractive")
+    args = parser.parse_args(argv)
+    seeds = parse_seeds(args.seeds, tuning, reporting)
+    began = time.perf_counter()
+    with summarizer_settings(args.summarizer) as settings:
+        results = asyncio.run(
+            run(seeds, args.turns, args.recall == "on", settings, f"{command}: ", generate)
+        )
+    print(  # noqa: T201
+        f"\n##### {headline}, {args.summarizer} summariser, recall {args.recall}, "
+        f"seeds {min(seeds)}-{max(seeds)}, {args.turns} turns\n{report(results)}",
+        flush=True,
+    )
+    print(f"\n{time.perf_counter() - began:.0f}s in all")  # noqa: T201
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench replies", description=__doc__)
     parser.add_argument("--seeds", default="tuning", help="tuning, reporting, or e.g. 100-104")
