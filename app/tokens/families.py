@@ -19,6 +19,7 @@ installed, or whose file does not load, is simply unavailable.
 from __future__ import annotations
 
 import importlib.util
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,7 +151,7 @@ class _LongestEncoding:
 def load_mistral_any() -> Encoding:
     if importlib.util.find_spec("sentencepiece") is None:
         raise FamilyUnavailable("sentencepiece is not installed")
-    tekken = load_mistral()
+    tekken = load_family("mistral")
     from mistral_common.tokens.tokenizers.sentencepiece import SentencePieceTokenizer
 
     path = _package_file("mistral_common", "data", "mistral_instruct_tokenizer_241114.model.v7")
@@ -184,12 +185,25 @@ LOADERS: dict[str, Callable[[], Encoding]] = {
 }
 
 
+#: The families this process has loaded. A tokenizer is read-only once built, so every
+#: registry of the process (each app, `contextd tokenizers`) shares it, as tiktoken shares its
+#: encodings: building one reads and parses its vocabulary (0.5 to 2.4 s of CPU each, Tekken
+#: the most), which each app that listed the model table did again, and ``mistral-any`` twice.
+_LOADED: dict[str, Encoding] = {}
+#: Reentrant: ``mistral-any`` loads ``mistral`` inside its own load.
+_LOADING = threading.RLock()
+
+
 def load_family(family: str) -> Encoding:
-    """The family's tokenizer, or :class:`FamilyUnavailable` saying why not."""
+    """The family's tokenizer, loaded once per process, or :class:`FamilyUnavailable` saying
+    why not (a failure is not kept: each registry remembers its own)."""
     loader = LOADERS.get(family)
     if loader is None:
         raise FamilyUnavailable(f"no tokenizer is known for {family}")
-    return loader()
+    with _LOADING:
+        if family not in _LOADED:
+            _LOADED[family] = loader()
+        return _LOADED[family]
 
 
 def available(family: str) -> bool:

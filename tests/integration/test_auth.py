@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from app.auth.service import AuthNotConfiguredError, KeyService
 from app.db import create_engine
 from app.main import create_app
-from tests.conftest import REPO, RunningApp, make_settings
+from tests.conftest import Contextd, RunningApp, make_settings
 from tests.support import audit_rows, complete_turn, create_session, start_turn
 
 
@@ -158,39 +154,30 @@ async def test_health_and_readiness_need_no_key(apps: RunningApp) -> None:
 
 
 async def test_keys_command_issues_a_key_shown_once_lists_it_and_revokes_it(
-    apps: RunningApp,
+    apps: RunningApp, contextd: Contextd, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Another process's change reaches a running server within api_key_cache_seconds; 0
-    # makes it immediate, so that the revocation below is seen by the next request.
+    # The command's change reaches a running server within api_key_cache_seconds; 0 makes it
+    # immediate, so that the revocation below is seen by the next request.
     app, _ = await apps.start(api_key_cache_seconds=0)
     await apps.key("acme")  # another key keeps the service closed after the revocation
-    environment = {**os.environ, "CONTEXTD_DATABASE_URL": apps.database_url}
+    monkeypatch.setenv("CONTEXTD_DATABASE_URL", apps.database_url)
 
-    def contextd(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "app", *args],
-            env=environment,
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+    created = await contextd(
+        "keys", "create", "--tenant", "acme", "--scope", "agent", "--name", "bot"
+    )
+    listed = await contextd("keys", "list")
+    key = created.out.strip()
 
-    created = contextd("keys", "create", "--tenant", "acme", "--scope", "agent", "--name", "bot")
-    listed = contextd("keys", "list")
-    key = created.stdout.strip()
-
-    assert created.returncode == 0, created.stderr
+    assert created.code == 0, created.err
     assert key.startswith("ctxd_")
-    assert "cannot be shown again" in created.stderr
+    assert "cannot be shown again" in created.err
     session = await create_session(apps.client(app, key))
     assert session["tenant_id"] == "acme"
-    assert listed.returncode == 0, listed.stderr
-    assert key.split("_")[1] in listed.stdout
-    assert key.split("_", 2)[2] not in listed.stdout
-    revoked = contextd("keys", "revoke", key.split("_")[1])
-    assert revoked.returncode == 0, revoked.stderr
+    assert listed.code == 0, listed.err
+    assert key.split("_")[1] in listed.out
+    assert key.split("_", 2)[2] not in listed.out
+    revoked = await contextd("keys", "revoke", key.split("_")[1])
+    assert revoked.code == 0, revoked.err
     refused = await apps.client(app, key).post("/v1/sessions", json={"model": "gpt-4o"})
     assert refused.status_code == 401
 

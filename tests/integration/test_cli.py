@@ -3,65 +3,20 @@ by accident, the first key and the sessions made before it, and settings from ``
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import make_url
 
-from tests.conftest import REPO, RunningApp
+from tests.conftest import REPO, Contextd, RunningApp
 from tests.processes import stop_process
 from tests.support import audit_rows, complete_turn, create_session, start_turn
-
-
-@dataclass(frozen=True)
-class Ran:
-    code: int
-    out: str
-    err: str
-
-
-Contextd = Callable[..., Awaitable[Ran]]
-
-
-@pytest.fixture
-def contextd(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Iterator[Contextd]:
-    """Runs ``contextd …`` in this process, in a thread (it runs its own event loop), with
-    whatever environment and directory the test set; logging is left as it was."""
-    from app.cli import main
-
-    monkeypatch.setenv("CONTEXTD_LOG_FORMAT", "text")
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-
-    def run(*argv: str) -> int:
-        try:
-            main(list(argv))
-        except SystemExit as exit_:
-            return int(exit_.code or 0)
-        return 0
-
-    async def command(*argv: str) -> Ran:
-        code = await asyncio.to_thread(run, *argv)
-        captured = capsys.readouterr()
-        return Ran(code, captured.out, captured.err)
-
-    try:
-        yield command
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
 
 
 @pytest.fixture

@@ -27,8 +27,9 @@ CHROMIUM = os.environ.get("CONTEXTD_TEST_CHROMIUM", "/usr/bin/chromium")
 REFUSAL = "Shorten"
 
 
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
+@pytest.fixture(scope="module")
+async def chromium() -> AsyncIterator[Browser]:
+    """One Chromium for the module's tests: starting it is about a second of CPU a test."""
     if shutil.which(CHROMIUM) is None:
         pytest.fail(
             f"the console's browser tests need Chromium at {CHROMIUM} (Debian: apt-get install "
@@ -42,6 +43,17 @@ async def browser() -> AsyncIterator[Browser]:
             yield launched
         finally:
             await launched.close()
+
+
+@pytest.fixture
+async def browser(chromium: Browser) -> AsyncIterator[Browser]:
+    """The module's Chromium, and the pages a test opened closed after it: each page is a
+    browser context of its own, so no test sees another's cookies, storage or cache."""
+    try:
+        yield chromium
+    finally:
+        for context in chromium.contexts:
+            await context.close()
 
 
 @pytest.fixture

@@ -164,6 +164,17 @@ def test_families_with_their_package_installed_count_with_their_own_tokenizer(
     assert counter.count_text(text) == len(load_family(family).encode(text, disallowed_special=()))
 
 
+def test_a_family_is_loaded_once_per_process_and_shared_by_every_registry() -> None:
+    first, second = TokenizerRegistry(), TokenizerRegistry()
+
+    assert first.family_tokenizer("qwen") is second.family_tokenizer("qwen")
+    # Mistral's models of either generation count with the one Tekken the process holds.
+    tekken = first.family_tokenizer("mistral")
+    either = second.family_tokenizer("mistral-any")
+    assert tekken is not None
+    assert tekken in getattr(either, "encodings", ())
+
+
 def test_llama3_prompt_count_equals_llama_models_dialog_encoding() -> None:
     counted = count_request(_counter("llama-3.1-8b"), CONVERSATION).input_tokens
     assert counted == _llama_request_tokens(CONVERSATION)
