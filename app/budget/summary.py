@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -49,11 +48,6 @@ class SummaryContent:
     #: of what it holds does not supersede the whole message. Dropped once nothing of the
     #: message is held. Not rendered.
     partly_held: tuple[int, ...] = ()
-
-    def superseded_by(self) -> Mapping[int, int]:
-        """The superseded user messages (``superseded``), each to the message that replaced
-        it."""
-        return dict(self.superseded)
 
     @cached_property
     def superseded_ids(self) -> frozenset[int]:
