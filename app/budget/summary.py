@@ -38,6 +38,22 @@ class SummaryContent:
     #: the previous summary held): no statements, so not in the notice, but recorded in the
     #: audit row all the same; not rendered.
     routine_left_out: tuple[SummaryItem, ...] = ()
+    #: The user's messages every statement of which a later statement of the user's replaced
+    #: (the fold's own decision, ``app.summarize.extractive``), each as (the message, the
+    #: newest message of what replaced it), oldest first; carried summary after summary and
+    #: stored with the summary. Recall does not bring these back as current. Not rendered.
+    superseded: tuple[tuple[int, int], ...] = ()
+    #: The user's messages some statement of which left the summary for room or as routine
+    #: while another is still held: they say more than the summary shows, so a later revision
+    #: of what it holds does not supersede the whole message. Dropped once nothing of the
+    #: message is held. Not rendered.
+    partly_held: tuple[int, ...] = ()
+
+    @cached_property
+    def superseded_ids(self) -> frozenset[int]:
+        """The superseded user messages' ids: one look-up per recalled candidate, worked out
+        once per summary (a summary's content is cached per process)."""
+        return frozenset(message for message, _ in self.superseded)
 
     def anchor_message_ids(self) -> frozenset[int]:
         """Messages that pruning must keep: what the facts, decisions and questions cite."""

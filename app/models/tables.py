@@ -213,6 +213,10 @@ class SummaryRecord(Base):
     open_questions: Mapped[list[Any]] = mapped_column(JSON, default=list)
     decisions: Mapped[list[Any]] = mapped_column(JSON, default=list)
     action_items: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    #: {"superseded": [[message id, replaced by message id], ...], "partly_held": [ids]}: the
+    #: user's messages every statement of which a later one replaced (recall leaves them
+    #: out), and those the summary holds only part of. NULL on summaries stored before it.
+    revisions: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     #: The summary as it appears in prompts, and its token count.
     rendered: Mapped[str] = mapped_column(Text)
     token_count: Mapped[int]

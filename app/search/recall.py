@@ -94,12 +94,15 @@ class TurnRecall:
         starts_turn: bool,
         left_before: int,
         question: Any,
+        superseded: frozenset[int] = frozenset(),
     ) -> Decision:
         """``decision`` (accepted) with the turn's recall block, when the session turned
         recall on and a block fits what the prompt leaves of its share: at a turn start,
         chosen for ``question`` (the user message's content) among the ``left_before``
-        messages that had left the prompt and those the decision takes out; at a step, the
-        block of the turn start again. The decision as it is otherwise."""
+        messages that had left the prompt and those the decision takes out, less the user's
+        messages the summary in force records as ``superseded`` (every statement of theirs
+        replaced by a later one: shown alone, they would present an old value as current);
+        at a step, the block of the turn start again. The decision as it is otherwise."""
         settings = session.recall
         if not settings or not settings.get("enabled", True) or not decision.accepted:
             return decision
@@ -124,6 +127,7 @@ class TurnRecall:
                 question=content_text(question)[:EXCERPT_SCAN_CHARS],
                 max_hits=int(settings.get("max_hits", DEFAULT_MAX_HITS)),
                 room=room,
+                superseded=superseded,
             )
         else:
             block = await self._again(session, counter)
@@ -143,6 +147,7 @@ class TurnRecall:
         question: str,
         max_hits: int,
         room: int,
+        superseded: frozenset[int],
     ) -> RecallBlock | None:
         terms, phrases = recall_query(question)
         leaving = (*decision.summarised_ids, *decision.pruned_ids)
@@ -165,6 +170,7 @@ class TurnRecall:
             terms,
             max_hits,
             meaning,
+            superseded,
         )
         hits = self.runtime.recalls.get(key)
         if hits is None:
@@ -177,6 +183,7 @@ class TurnRecall:
                     meaning,
                     limit=max_hits * CANDIDATES_PER_HIT,
                     leaving=leaving,
+                    superseded=superseded,
                 )
             )
             self.runtime.recalls.put(key, hits)
@@ -201,6 +208,7 @@ class TurnRecall:
         *,
         limit: int,
         leaving: Sequence[int],
+        superseded: frozenset[int] = frozenset(),
     ) -> list[RecallHit]:
         """The messages that left the prompt (or leave it now), in the order the block takes
         them: by their words alone; with embeddings, the words' best for the first
@@ -215,7 +223,10 @@ class TurnRecall:
         comes first and each ranking's best stay near the top; and the words' own best
         are kept whatever the fusion says, because a message that shares the question's
         common words and its topic outranks, in a fusion of ranks, the one message that
-        shares its rare words: turning embeddings on must never lose what the words found."""
+        shares its rare words: turning embeddings on must never lose what the words found.
+
+        A user message in ``superseded`` is neither a hit nor a reply (a question whose
+        only reply it was goes with it, as any unanswered one does): one look-up each."""
         found = await self.search_index.recall_candidates(
             session_id,
             terms,
@@ -249,6 +260,8 @@ class TurnRecall:
             ranked = first + [c.hit for c in fused if c.hit.message_id not in kept]
             listed = {hit.message_id for hit in ranked}
             ranked += [hit for hit in by_words if hit.message_id not in listed]
+        if superseded:
+            ranked = [h for h in ranked if not _superseded(h.role, h.message_id, superseded)]
         ranked = _located(ranked, found, terms, phrases, places=limit // CANDIDATES_PER_HIT)
         # A hit that asks comes back with its reply, or not at all: what answers a question
         # is in the reply, and a question nobody answered (a turn closed without one, the
@@ -265,6 +278,7 @@ class TurnRecall:
             seq - 1: _recall_hit(hit)
             for seq, hit in after.items()
             if hit.role != asked[seq - 1].role  # the other side's answer, not a next question
+            and not _superseded(hit.role, hit.message_id, superseded)
         }
         # A question that states a number or code of its own is an item in its own right.
         unanswered = {
@@ -390,6 +404,11 @@ def _located(
         if offset:
             listed[index] = replace(hit, text=held_text(whole, offset), offset=offset)
     return listed
+
+
+def _superseded(role: str, message_id: int, superseded: frozenset[int]) -> bool:
+    """Whether a hit is a user message every statement of which a later one replaced."""
+    return role == "user" and message_id in superseded
 
 
 def _recall_hit(hit: MessageHit, passage: str | None = None, index: int | None = None) -> RecallHit:

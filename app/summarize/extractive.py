@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -1115,14 +1115,18 @@ def _supersede(
     statements: list[_Entry],
     messages_now: tuple[SourceMessage, ...] = (),
     summarised: SummaryContent | None = None,
-) -> list[_Entry]:
+) -> tuple[list[_Entry], dict[int, int]]:
     """Stage 3: a later statement replaces the earlier one it revises, which leaves the
     summary (:func:`app.budget.statements.revises`): a correction or an unmarked
     restatement on the same subject with another value, or a bare correction ("make that
     Thursday instead") of the nearest statement holding a value of its kind. Each
     correction run on in one message revises its own statement; a carried statement is
     revised like a new one. A typo fix ("*Kowalski", "sorry, 45 not 54") puts right only the
-    user's message just before it, and a star that fixes nothing there is no statement."""
+    user's message just before it, and a star that fixes nothing there is no statement.
+
+    Returns the statements left, and the user's messages every statement of which (small
+    talk aside) a later one replaced whole, each to the message that replaced it
+    (``_replaced_messages``)."""
     ordered = sorted(statements, key=lambda entry: entry.newest)
     # The user's messages, new and summarised, and what the assistant said between them (in
     # the new messages, or as the previous summary kept it: "Should Dana or Lee sign?").
@@ -1140,6 +1144,8 @@ def _supersede(
         if message.role == "assistant":
             assistant_said[message.message_id] = message.text.lower()
     gone: set[int] = set()
+    # The statements replaced whole, each to the message of the statement that replaced it.
+    replaced_by: dict[int, int] = {}
     result: dict[int, _Entry] = dict(enumerate(ordered))
     messages = sorted({entry.newest for entry in ordered})
     order_of = {message: index for index, message in enumerate(messages)}
@@ -1159,7 +1165,9 @@ def _supersede(
         # The statements of earlier messages are those before the first of this one's.
         said_before = bisect_left(newests, entry.newest)
         if entry.replaces:
-            _confirm_correction(result, gone, ordered, later, said_before)
+            confirmed = _confirm_correction(result, gone, ordered, later, said_before)
+            if confirmed is not None:
+                replaced_by[confirmed] = entry.newest
             continue
         fix = typo_fix(text)
         if fix is not None:
@@ -1204,6 +1212,8 @@ def _supersede(
             if free:
                 _, earlier, just_before = max(free)
                 _revise(result, gone, later, earlier, part, just_before)
+                if earlier in gone:
+                    replaced_by[earlier] = entry.newest
                 _index(by_key, later, result[later].item.text)
             elif revises_nearest(part):
                 # Said long after what it revises: the nearest statement of its kind.
@@ -1217,24 +1227,46 @@ def _supersede(
                 ]
                 if nearest:
                     _revise(result, gone, later, max(nearest), part, True)
+                    if max(nearest) in gone:
+                        replaced_by[max(nearest)] = entry.newest
                     _index(by_key, later, result[later].item.text)
-    return [entry for index, entry in sorted(result.items()) if index not in gone]
+    kept = [entry for index, entry in sorted(result.items()) if index not in gone]
+    return kept, _replaced_messages(ordered, replaced_by)
+
+
+def _replaced_messages(ordered: list[_Entry], replaced_by: dict[int, int]) -> dict[int, int]:
+    """The user's messages (by the message each statement was said in, its newest) whose
+    every statement but small talk is one of ``replaced_by`` (indexes of ``ordered``), each
+    to the newest message that replaced one of them. A message that also says something no
+    correction replaced, or only part of which a correction replaced (what is left of it
+    stays in the summary), is not one. A typo fix is not a replacement: the line it puts
+    right stays, and the fix alone ("*Kowalski") would say nothing recalled."""
+    said_in: dict[int, list[int]] = {}
+    for index, entry in enumerate(ordered):
+        if entry.rank < Tier.SMALL_TALK and entry.newest >= 0:
+            said_in.setdefault(entry.newest, []).append(index)
+    return {
+        message: max(replaced_by[index] for index in indexes)
+        for message, indexes in said_in.items()
+        if all(index in replaced_by for index in indexes)
+    }
 
 
 def _confirm_correction(
     result: dict[int, _Entry], gone: set[int], ordered: list[_Entry], later: int, said_before: int
-) -> None:
+) -> int | None:
     """The user confirmed the correction the assistant proposed ("You said the venue is the
     Marriott, but the booking shows the Hilton: should I update it?" - "yes"): the nearest
     earlier statement of the user's that holds a value it replaces, is about what the
     proposal is about (shares its subject's words) and says nothing else ("the venue is
     the Marriott") leaves, told as history. One that says more ("Marta's birthday dinner is
     at Nonna's") stays as it is, and the confirmation's line beside it says what changed.
-    When unsure (no statement about the proposal's subject), nothing is revised."""
+    When unsure (no statement about the proposal's subject), nothing is revised. Returns
+    the statement that left, if one did."""
     entry = ordered[later]
     about = _words(entry.subject) - _PLAIN_STATEMENT
     if not about:
-        return
+        return None
     for earlier in range(said_before - 1, -1, -1):
         if earlier in gone or ordered[earlier].rank > Tier.PLAIN:
             continue
@@ -1256,7 +1288,8 @@ def _confirm_correction(
         # The old value as history, in few words: the line says what it is about.
         text = _clip(f"{entry.item.text} (was: {' / '.join(olds)})")
         result[later] = replace(entry, item=SummaryItem(text, ids, from_user=True))
-        return
+        return None if rest else earlier
+    return None
 
 
 #: Words that say nothing of their own in a statement a confirmed correction revises.
@@ -1459,9 +1492,13 @@ def _content(
     sections: dict[str, list[_Entry]] = {field: [] for field in SECTION_TITLES}
     for entry in sorted(entries, key=lambda e: e.newest):
         sections[entry.field].append(entry)
+    items = {f: tuple(e.item for e in rows) for f, rows in sections.items()}
     return SummaryContent(
         summary_text=narrative,
-        **{f: tuple(e.item for e in rows) for f, rows in sections.items()},
+        key_facts=items["key_facts"],
+        decisions=items["decisions"],
+        open_questions=items["open_questions"],
+        action_items=items["action_items"],
         left_out=tuple(entry.item for entry in left_out),
         routine_left_out=tuple(entry.item for entry in sorted(routine_left_out, key=_by_age)),
     )
@@ -1561,14 +1598,70 @@ def summarize_extractive(request: SummaryRequest) -> SummaryContent:
     asked_before = _question_before(request.previous, request.messages)
     new_users, new_others = _extract(request.messages, asked_before)
     old_users, old_others = _carried(earlier, request.messages, asked_before)
-    statements = _supersede(_routines(_unique([*old_users, *new_users])), request.messages, earlier)
+    statements, replaced = _supersede(
+        _routines(_unique([*old_users, *new_users])), request.messages, earlier
+    )
     said = {_normalise(entry.item.text) for entry in statements}
     others = [
         entry
         for entry in _unique([*old_others, *new_others])
         if _normalise(entry.item.text.removeprefix(TOOL_LABEL)) not in said
     ]
-    return _assemble(request, statements, others)
+    revisions = FoldRevisions.of(statements, replaced)
+    return revisions.recorded(earlier, _assemble(request, statements, others))
+
+
+@dataclass(frozen=True)
+class FoldRevisions:
+    """What a fold's corrections replaced, recorded with the summary it makes
+    (``SummaryContent.superseded``) so that recall can tell, by id alone, a user message
+    whose every statement is no longer current."""
+
+    #: The user's messages this fold found wholly replaced, each to the message that did.
+    replaced: Mapping[int, int]
+    #: The statements the fold kept weighing after its corrections (small talk aside): the
+    #: message each was said in, and its text.
+    statements: tuple[tuple[int, str], ...]
+
+    @staticmethod
+    def of(statements: Iterable[_Entry], replaced: Mapping[int, int]) -> FoldRevisions:
+        return FoldRevisions(
+            replaced,
+            tuple(
+                (entry.newest, entry.item.text)
+                for entry in statements
+                if entry.rank < Tier.SMALL_TALK and entry.newest >= 0
+            ),
+        )
+
+    def recorded(self, previous: SummaryContent | None, content: SummaryContent) -> SummaryContent:
+        """``content`` (the fold's summary, on top of ``previous``) with the superseded
+        messages of every fold so far and the messages it holds only part of.
+
+        A message some statement of which left the summary (for room, or as routine) while
+        another stays is held only in part: it says more than the summary shows, so when a
+        later fold replaces what is left of it, it is not superseded (recall may still bring
+        it back for what left). Carried from summary to summary while anything of it is
+        held. A replaced message's record follows a later replacement of what replaced it
+        (a twice-corrected value names the newest correction)."""
+        earlier_partly = frozenset(previous.partly_held) if previous is not None else frozenset()
+        held_items = [
+            item for name in SECTION_TITLES for item in getattr(content, name) if item.from_user
+        ]
+        held_texts = {item.text for item in held_items}
+        held = {_newest(item) for item in held_items}
+        partly = {
+            message for message, text in self.statements if text not in held_texts
+        } | earlier_partly
+        fresh = {m: by for m, by in self.replaced.items() if m not in earlier_partly}
+        superseded = {
+            m: fresh.get(by, by) for m, by in (previous.superseded if previous else ())
+        } | fresh
+        return replace(
+            content,
+            superseded=tuple(sorted(superseded.items())),
+            partly_held=tuple(sorted(partly & held)),
+        )
 
 
 @dataclass(frozen=True)
@@ -1580,6 +1673,8 @@ class UserBlock:
     content: SummaryContent
     #: The user's statements a correction replaced: no longer current, wherever they appear.
     revised: tuple[SummaryItem, ...]
+    #: What the fold's corrections replaced, to record with the summary it ends in.
+    revisions: FoldRevisions
 
 
 def user_block(request: SummaryRequest, limit: int) -> UserBlock:
@@ -1590,15 +1685,16 @@ def user_block(request: SummaryRequest, limit: int) -> UserBlock:
     new_users, _ = _extract(request.messages, asked_before)
     old_users, _ = _carried(earlier, request.messages, asked_before)
     candidates = _unique([*old_users, *new_users])
-    statements = _supersede(_routines(candidates), request.messages, earlier)
+    statements, replaced = _supersede(_routines(candidates), request.messages, earlier)
     current = {_normalise(entry.item.text) for entry in statements}
     block = _fill_user_block(statements, limit, _Room(request.counter))
 
-    def replaced(key: str) -> bool:
+    def gone(key: str) -> bool:
         # A bare correction stays, told with what it revised: "… instead (was: …)".
         return key not in current and not any(c.startswith(f"{key} was ") for c in current)
 
     return UserBlock(
         content=_content("", block.kept, block.left_out, block.routine_left_out),
-        revised=tuple(e.item for e in candidates if replaced(_normalise(e.item.text))),
+        revised=tuple(e.item for e in candidates if gone(_normalise(e.item.text))),
+        revisions=FoldRevisions.of(statements, replaced),
     )

@@ -310,7 +310,9 @@ class LLMSummarizer:
             )
             tokens = merged(block.content, model).tokens(counter)
             if tokens <= target or last_try:
-                return self._fitted(request, block.content, model, block_limit), repaired
+                content = self._fitted(request, block.content, model, block_limit)
+                # The superseded user messages, as the block's corrections decided.
+                return block.revisions.recorded(request.previous, content), repaired
             conversation += [
                 {"role": "assistant", "content": answer[:8000]},
                 {

@@ -306,6 +306,7 @@ _SUMMARY_COLUMNS = (
     "decisions",
     "open_questions",
     "action_items",
+    "revisions",
     "rendered",
     "token_count",
     "token_encoding",
@@ -687,7 +688,28 @@ def summary_content(record: SummaryRecord) -> SummaryContent:
         decisions=summary_items(record.decisions),
         open_questions=summary_items(record.open_questions),
         action_items=summary_items(record.action_items),
+        **summary_revisions(record.revisions),
     )
+
+
+def summary_revisions(raw: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A stored summary's record of superseded messages, as ``SummaryContent`` fields (none
+    for a summary stored before summaries kept one)."""
+    if not raw:
+        return {}
+    return {
+        "superseded": tuple((int(old), int(by)) for old, by in raw.get("superseded", ())),
+        "partly_held": tuple(int(i) for i in raw.get("partly_held", ())),
+    }
+
+
+def _stored_revisions(content: SummaryContent) -> dict[str, Any] | None:
+    if not content.superseded and not content.partly_held:
+        return None
+    return {
+        "superseded": [list(pair) for pair in content.superseded],
+        "partly_held": list(content.partly_held),
+    }
 
 
 def summary_items(raw: Sequence[Any]) -> tuple[SummaryItem, ...]:
@@ -733,6 +755,7 @@ def summary_values(
         "to_seq": to_seq,
         "summary_text": content.summary_text,
         **{column: items[column] for column in SUMMARY_ITEM_COLUMNS},
+        "revisions": _stored_revisions(content),
         "rendered": rendered,
         "token_count": tokens,
         "token_encoding": encoding,

@@ -514,6 +514,7 @@ class TurnService:
             starts_turn=turn.new,
             left_before=session.message_count - len(state.active),
             question=next((m.content for m in new if m.role == "user"), None),
+            superseded=_superseded(decided, snapshot),
         )
 
         audit = _audit_values(decision, snapshot, session, turn, audit_id=state.audit_id)
@@ -1170,3 +1171,12 @@ def _summary_out(record: SummaryRecord) -> SummaryOut:
         summarizer=record.summarizer,
         created_at=record.created_at,
     )
+
+
+def _superseded(decision: Decision, snapshot: Snapshot) -> frozenset[int]:
+    """The user's messages the summary in force (this turn's new one, or the latest) records
+    as superseded: recall leaves them out by id."""
+    if decision.new_summary is not None:
+        return decision.new_summary.content.superseded_ids
+    latest = snapshot.latest_summary
+    return latest.content.superseded_ids if latest is not None else frozenset()

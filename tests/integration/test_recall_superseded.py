@@ -1,0 +1,106 @@
+"""Recall never presents what the user replaced as current, seen through the app on an 8k
+model with recall on: a user message every statement of which a later one replaced (as the
+summary's own fold decided, recorded with the summary) stays out of the recall block when a
+question asks about its subject again, and whatever no correction replaced (another fact
+sharing its words, another statement of the same message) still comes back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from app.budget.recall import RECALL_HEADING
+from bench.quality import text_of
+from tests.support import complete_turn, create_session, post_step, start_turn, words
+
+ROUTINE = (
+    "grep the logs for trace 4be19c02d7",
+    "rerun job nightly-{n}",
+    "thanks!",
+    "tail api-{n}.log",
+    "why did test_invoice_totals fail?",
+)
+
+
+async def _asked(client: httpx.AsyncClient, said: dict[int, str], question: str) -> dict[str, Any]:
+    """The prompt for ``question``, asked after a session whose user says ``said[n]`` at
+    turn n and routine things otherwise, each turn with a tool result of about 900 tokens
+    (so that the early turns are summarised, and searched by recall, long before the end)."""
+    sid = str((await create_session(client, recall={"enabled": True}))["id"])
+    for n in range(28):
+        prompt = await start_turn(client, sid, said.get(n, ROUTINE[n % len(ROUTINE)].format(n=n)))
+        await post_step(client, sid, prompt["turn_id"], [f"call_{n}"], [words(900, n)])
+        await complete_turn(client, sid, prompt["turn_id"], f"Job {n} done in {n}s, exit code 0.")
+    return await start_turn(client, sid, question)
+
+
+def _recalled(prompt: dict[str, Any]) -> str:
+    return "\n".join(
+        str(m["content"])
+        for m in prompt["messages"]
+        if str(m.get("content") or "").startswith(RECALL_HEADING)
+    )
+
+
+async def test_asked_about_a_corrected_subject_recall_does_not_bring_the_old_value_back(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the venue for the launch is the Corn Exchange",
+        6: "actually, the launch venue is Harbour Hall",
+    }
+    prompt = await _asked(client, said, "where was the venue for the launch again?")
+    lines = text_of(prompt["messages"]).splitlines()
+    assert any("Harbour Hall" in line for line in lines)
+    assert "Corn Exchange" not in _recalled(prompt)
+    assert not any("Corn Exchange" in line and "Harbour Hall" not in line for line in lines)
+
+
+async def test_a_value_corrected_twice_comes_back_as_neither_old_value(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the venue for the launch is the Corn Exchange",
+        5: "actually, the launch venue is Harbour Hall",
+        9: "correction: the launch venue is the Old Mill",
+    }
+    prompt = await _asked(client, said, "where was the venue for the launch again?")
+    recalled = _recalled(prompt)
+    assert "Corn Exchange" not in recalled
+    assert "Harbour Hall" not in recalled
+    assert "Old Mill" in text_of(prompt["messages"])
+
+
+async def test_a_message_that_also_said_another_fact_comes_back_for_it(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "The venue for the launch is the Corn Exchange. My manager is Oyelaran Bassey.",
+        6: "actually, the launch venue is Harbour Hall",
+    }
+    prompt = await _asked(client, said, "remind me, who is my manager?")
+    assert "Oyelaran Bassey" in _recalled(prompt)
+
+
+async def test_a_run_on_message_only_part_of_which_was_corrected_still_comes_back(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the venue for the launch is the Corn Exchange and my manager is Oyelaran Bassey",
+        6: "actually, the launch venue is Harbour Hall",
+    }
+    prompt = await _asked(client, said, "the venue for the launch and my manager, remind me?")
+    assert "Oyelaran Bassey" in _recalled(prompt)
+
+
+async def test_recall_still_brings_back_a_fact_that_shares_the_corrected_ones_words(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the launch press contact is Wen Jiahui",
+        3: "the venue for the launch is the Corn Exchange",
+        6: "actually, the launch venue is Harbour Hall",
+    }
+    prompt = await _asked(client, said, "who is the press contact for the launch?")
+    assert "Wen Jiahui" in _recalled(prompt)
