@@ -281,6 +281,8 @@ class AssemblyState:
     audit_id: int
     #: An id for a new summary, when one was asked for (SQLite: always).
     summary_id: int | None = None
+    #: The active rows up to this seq are the worker's kept rows (0: every row was read).
+    known_seq: int = 0
 
 
 #: Every column a new message is written with (the tenant is the repository's).
@@ -478,6 +480,7 @@ class TurnRepository:
             message_ids=message_ids,
             audit_id=audit_id,
             summary_id=summary_id,
+            known_seq=known_seq if known else 0,
         )
 
     async def summary(self, summary_id: int) -> SummaryRecord | None:
