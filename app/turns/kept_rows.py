@@ -29,10 +29,11 @@ from app.budget.decision import Message
 from app.db import dump_json
 from app.turns.repository import StoredRow
 
-#: What a kept row costs besides its text (the decoded row, its message, the maps' entries):
-#: a 1,033-row open turn of bench/neighbours.py's 128-call steps, ~250 characters of text a
-#: row, held 1.4 MiB (tracemalloc; docs/benchmarks.md).
-ROW_BYTES = 1_200
+#: What a kept row costs besides its text (the decoded row, its message with its chat form
+#: and history entry, the maps' entries, its calls' ids): a 1,033-row open turn of
+#: bench/neighbours.py's 128-call steps, ~250 characters of text a row, held 1.8-1.9 MiB
+#: (tracemalloc; docs/benchmarks.md).
+ROW_BYTES = 1_600
 #: Kept over all sessions by default.
 DEFAULT_MAX_BYTES = 64 * 2**20
 
