@@ -130,7 +130,9 @@ def chat_message(
     if name:
         message["name"] = name
     if tool_calls:
-        message["tool_calls"] = [dict(call) for call in tool_calls]
+        # A list of its own; the calls themselves are read, never changed, so a plain dict
+        # (a stored call) is not copied (a message's chat form is kept, ``Message.chat``).
+        message["tool_calls"] = [call if type(call) is dict else dict(call) for call in tool_calls]
     if tool_call_id:
         message["tool_call_id"] = tool_call_id
     if is_error:
@@ -199,10 +201,21 @@ def prompt_fingerprint(system: ChatMessage | None, message_seqs: Sequence[int]) 
     return fingerprint
 
 
+def marked_entries(fingerprint: Sequence[str] | None, prefix: str) -> list[str]:
+    """The entries of a fingerprint that start with ``prefix``, in order.
+
+    A long open turn's fingerprint holds thousands of plain entries ("q:<seq>") and few
+    marked ones, and a step reads it for each kind of mark: one search of the joined text
+    (in C) tells whether any entry starts with ``prefix`` before they are walked."""
+    if not fingerprint or "\n" + prefix not in "\n" + "\n".join(fingerprint):
+        return []
+    return [item for item in fingerprint if item.startswith(prefix)]
+
+
 def comparable_fingerprint(stored: Sequence[str] | None) -> Sequence[str] | None:
     """A stored fingerprint, or None if there is none to compare with: earlier releases
     named messages by row id ("m:…"), which a new fingerprint cannot be compared with."""
-    if stored is None or any(item.startswith("m:") for item in stored):
+    if stored is None or marked_entries(stored, "m:"):
         return None
     return stored
 

@@ -193,15 +193,48 @@ class Message:
         return message
 
     def chat(self) -> ChatMessage:
-        return chat_message(
-            role=self.role,
-            content=self.content,
-            name=self.name,
-            tool_calls=self.tool_calls,
-            tool_call_id=self.tool_call_id,
-            reasoning_content=self.reasoning_content,
-            is_error=self.is_error,
-        )
+        """The message as the chat-completions API wants it: made once, the same dict on
+        every call after. A stored message is kept by the worker across the steps of a turn
+        (app.turns.kept_rows), and each step's prompt shows every message of the open turn;
+        made again each time, a 128-call assistant message copied its 128 calls on every
+        step. The dict is shared: read it, never change it (a view is a new message)."""
+        made: ChatMessage | None = self.__dict__.get(_CHAT)
+        if made is None:
+            made = chat_message(
+                role=self.role,
+                content=self.content,
+                name=self.name,
+                tool_calls=self.tool_calls,
+                tool_call_id=self.tool_call_id,
+                reasoning_content=self.reasoning_content,
+                is_error=self.is_error,
+            )
+            # Beside the fields, not one of them: equality, ``replace`` and ``repr`` see the
+            # fields alone, so a view made with ``replace`` makes its own.
+            self.__dict__[_CHAT] = made
+        return made
+
+    def as_history(self, tokens: int) -> HistoryMessage:
+        """The message as the policy sees it, shown with ``tokens``: made once per count,
+        for the reason ``chat`` is."""
+        made: HistoryMessage | None = self.__dict__.get(_HISTORY)
+        if made is None or made.tokens != tokens:
+            made = HistoryMessage(
+                seq=self.seq,
+                turn_seq=self.turn_seq,
+                role=self.role,  # type: ignore[arg-type]
+                tokens=tokens,
+                calls_tools=bool(self.tool_calls),
+                answers_seq=self.answers_seq,
+                message_id=self.id,
+            )
+            self.__dict__[_HISTORY] = made
+        return made
+
+
+#: Where a message keeps its chat form and its history entry, made once (``Message.chat``).
+_CHAT = "_chat"
+_HISTORY = "_history"
 
 
 @dataclass(frozen=True)
@@ -344,7 +377,7 @@ def plan_assembly(snapshot: Snapshot) -> Plan:
     blocks, telemetry = shape_blocks(snapshot, previous)
     fixed = snapshot.measure(counter, blocks)
     counted, views = prompt_views(snapshot, fixed, counted)
-    history = tuple(_as_history(message, tokens) for message, tokens in counted)
+    history = tuple(message.as_history(tokens) for message, tokens in counted)
     by_seq = {message.seq: message for message, _ in counted}
     blocks_before = _report_blocks(fixed, history, snapshot.turn_seq)
 
@@ -1159,18 +1192,6 @@ def _telemetry(
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def _as_history(message: Message, tokens: int) -> HistoryMessage:
-    return HistoryMessage(
-        seq=message.seq,
-        turn_seq=message.turn_seq,
-        role=message.role,  # type: ignore[arg-type]
-        tokens=tokens,
-        calls_tools=bool(message.tool_calls),
-        answers_seq=message.answers_seq,
-        message_id=message.id,
-    )
 
 
 def _report_blocks(

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.budget.assembly import marked_entries
 from app.budget.policy import HistoryMessage
 from app.budget.tokens import TokenCounter, count_message
 
@@ -57,10 +58,9 @@ def folded_mark(first: int, last: int) -> str:
 def previously_folded(fingerprint: Sequence[str] | None) -> tuple[tuple[int, int], ...]:
     """The seq ranges the previous prompt showed as notes."""
     ranges = []
-    for item in fingerprint or ():
-        if item.startswith(FOLDED_PREFIX):
-            first, _, last = item[len(FOLDED_PREFIX) :].partition("-")
-            ranges.append((int(first), int(last)))
+    for item in marked_entries(fingerprint, FOLDED_PREFIX):
+        first, _, last = item[len(FOLDED_PREFIX) :].partition("-")
+        ranges.append((int(first), int(last)))
     return tuple(ranges)
 
 

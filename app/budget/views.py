@@ -35,6 +35,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
+from app.budget.assembly import marked_entries
 from app.budget.policy import HistoryMessage
 from app.budget.tokens import TokenCounter, content_text, count_message, is_reasoning_part
 from app.budget.tool_images import image_count, is_image_part, without_images
@@ -315,9 +316,7 @@ def set_aside_placeholder(seq: int) -> str:
 def previously_set_aside(fingerprint: Sequence[str] | None) -> frozenset[int]:
     """The seqs the previous prompt showed as set-aside placeholders."""
     return frozenset(
-        int(item[len(SET_ASIDE_PREFIX) :])
-        for item in fingerprint or ()
-        if item.startswith(SET_ASIDE_PREFIX)
+        int(item[len(SET_ASIDE_PREFIX) :]) for item in marked_entries(fingerprint, SET_ASIDE_PREFIX)
     )
 
 
@@ -325,8 +324,7 @@ def previously_cleared(fingerprint: Sequence[str] | None) -> frozenset[int]:
     """The seqs the previous prompt showed without their reasoning."""
     return frozenset(
         int(item[len(REASONING_CLEARED_PREFIX) :])
-        for item in fingerprint or ()
-        if item.startswith(REASONING_CLEARED_PREFIX)
+        for item in marked_entries(fingerprint, REASONING_CLEARED_PREFIX)
     )
 
 
@@ -334,8 +332,7 @@ def previously_without_images(fingerprint: Sequence[str] | None) -> frozenset[in
     """The seqs the previous prompt showed with placeholders for their images."""
     return frozenset(
         int(item[len(IMAGES_SET_ASIDE_PREFIX) :])
-        for item in fingerprint or ()
-        if item.startswith(IMAGES_SET_ASIDE_PREFIX)
+        for item in marked_entries(fingerprint, IMAGES_SET_ASIDE_PREFIX)
     )
 
 

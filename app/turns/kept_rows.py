@@ -22,19 +22,25 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.budget.decision import Message
 from app.db import dump_json
 from app.turns.repository import StoredRow
 
-#: What a kept row costs besides its text (the decoded row, its message, the maps' entries):
-#: a 1,033-row open turn of bench/neighbours.py's 128-call steps, ~250 characters of text a
-#: row, held 1.4 MiB (tracemalloc; docs/benchmarks.md).
-ROW_BYTES = 1_200
+#: What a kept row costs besides its text (the decoded row, its message with its chat form
+#: and history entry, the maps' entries, its calls' ids): a 1,033-row open turn of
+#: bench/neighbours.py's 128-call steps, ~250 characters of text a row, held 1.8-1.9 MiB
+#: (tracemalloc; docs/benchmarks.md).
+ROW_BYTES = 1_600
 #: Kept over all sessions by default.
 DEFAULT_MAX_BYTES = 64 * 2**20
+
+
+def row_call_ids(row: StoredRow) -> list[str]:
+    """The ids of a row's tool calls, as a step's calls are compared with them."""
+    return [str(call.get("id")) for call in row.tool_calls or () if isinstance(call, Mapping)]
 
 
 def row_bytes(row: StoredRow) -> int:
@@ -66,6 +72,10 @@ class KeptRows:
     #: Each row's weight (``row_bytes``), by id, and their sum.
     sizes: Mapping[int, int]
     size: int
+    #: The id of every tool call of the kept rows, with the id of the row that made it: a
+    #: step's new calls are checked against these (a call id names one call of the active
+    #: history) without walking every call of a long open turn.
+    call_ids: Mapping[str, int] = field(default_factory=dict)
 
 
 class KeptRowsCache:

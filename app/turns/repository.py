@@ -19,13 +19,18 @@ from sqlalchemy import (
     func,
     insert,
     literal,
+    literal_column,
     null,
+    nulls_first,
     select,
     true,
+    type_coerce,
+    union_all,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Update
+from sqlalchemy.sql.selectable import CompoundSelect
 
 from app.budget.summary import SummaryContent, SummaryItem
 from app.db import (
@@ -156,10 +161,10 @@ _MESSAGE_COLUMNS = (
 _KEPT_COLUMNS = frozenset({"content", "tool_calls", "reasoning_content"})
 
 
-def _assembly_snapshot(dialect: str) -> Select[Any]:
+def _assembly_snapshot(dialect: str) -> CompoundSelect[Any]:
     head = _LATEST_SUMMARY_HEAD.subquery()
     # At least one row whatever there is: a constant row, the open turn and the summary head
-    # joined to it if there are, and each active message joined to that.
+    # joined to it if there are; then each active message.
     one = select(literal(1).label("one")).subquery()
     active = and_(
         MessageRecord.tenant_id == bindparam("tenant_id"),
@@ -195,31 +200,39 @@ def _assembly_snapshot(dialect: str) -> Select[Any]:
     # it never changes once stored (app.turns.kept_rows). Everything else is read.
     unknown = MessageRecord.seq > bindparam("known_seq", type_=Integer)
     columns = [
-        case((unknown, column), else_=null()) if column.key in _KEPT_COLUMNS else column
+        case((unknown, column), else_=null()).label(column.key)
+        if column.key in _KEPT_COLUMNS
+        else column
         for column in _MESSAGE_COLUMNS
     ]
-    return (
-        select(
-            _OPEN_TURN.c.id,
-            _OPEN_TURN.c.seq,
-            _OPEN_TURN.c.steps,
-            head.c.id,
-            head.c.turn_seq,
-            head.c.from_message_id,
-            head.c.from_seq,
-            head.c.to_seq,
-            head.c.created_at,
-            reserved[0],
-            reserved[1],
-            reserved[2],
-            *columns,
-        )
-        .select_from(
-            one.outerjoin(_OPEN_TURN, true())
-            .outerjoin(head, true())
-            .outerjoin(MessageRecord, active)
-        )
-        .order_by(MessageRecord.seq)
+    header = [
+        _OPEN_TURN.c.id,
+        _OPEN_TURN.c.seq,
+        _OPEN_TURN.c.steps,
+        head.c.id,
+        head.c.turn_seq,
+        head.c.from_message_id,
+        head.c.from_seq,
+        head.c.to_seq,
+        head.c.created_at,
+        reserved[0],
+        reserved[1],
+        reserved[2],
+    ]
+    # The open turn, the summary head and the reserved ids on a row of their own, then one
+    # row per active message: joined to every message row, they were sent and decoded once
+    # per row (the ids reserved for a 128-call step, 129 of them, a thousand times over in
+    # a long open turn). NULL in the other half's columns, typed as that half's (SQLite's
+    # rows are decoded by the first half's types).
+    header_row = select(
+        *(column.label(f"h{index}") for index, column in enumerate(header)),
+        *(type_coerce(null(), column.type).label(column.key) for column in _MESSAGE_COLUMNS),
+    ).select_from(one.outerjoin(_OPEN_TURN, true()).outerjoin(head, true()))
+    message_rows = select(*(type_coerce(null(), column.type) for column in header), *columns).where(
+        active
+    )
+    return union_all(header_row, message_rows).order_by(
+        nulls_first(literal_column(MessageRecord.seq.key))
     )
 
 
@@ -268,6 +281,8 @@ class AssemblyState:
     audit_id: int
     #: An id for a new summary, when one was asked for (SQLite: always).
     summary_id: int | None = None
+    #: The active rows up to this seq are the worker's kept rows (0: every row was read).
+    known_seq: int = 0
 
 
 #: Every column a new message is written with (the tenant is the repository's).
@@ -466,6 +481,7 @@ class TurnRepository:
             message_ids=message_ids,
             audit_id=audit_id,
             summary_id=summary_id,
+            known_seq=known_seq if known else 0,
         )
 
     async def summary(self, summary_id: int) -> SummaryRecord | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NoReturn
@@ -71,7 +72,7 @@ from app.summarize.running import run_summarizer
 from app.summary_jobs.repository import SummaryJobRepository
 from app.tokens.budgets import SessionBudget, session_budget
 from app.tracing import annotate_assembly
-from app.turns.kept_rows import KeptRows, row_bytes
+from app.turns.kept_rows import KeptRows, row_bytes, row_call_ids
 from app.turns.repository import (
     AssemblyState,
     StoredRow,
@@ -210,7 +211,7 @@ class TurnService:
         open_turn = state.open_turn
         if open_turn is None or open_turn.id != turn_id:
             await self._refuse_turn(session_id, turn_id)
-        _refuse_reused_call_ids(state, [call.id for call in body.assistant.tool_calls])
+        _refuse_reused_call_ids(state, kept, [call.id for call in body.assistant.tool_calls])
         # The usage reported here is the provider's count of the previous step's prompt.
         await self.calibration.learn(
             session, turn_id=turn_id, step=open_turn.steps, prompt_tokens=_prompt_tokens(body.usage)
@@ -599,10 +600,20 @@ class TurnService:
         sizes_before = kept_before.sizes if kept_before is not None else {}
         rows: dict[int, StoredRow] = {}
         sizes: dict[int, int] = {}
+        added: list[StoredRow] = []
         for row in state.active:
             rows[row.id] = row
             size = sizes_before.get(row.id)
-            sizes[row.id] = size if size is not None else row_bytes(row)
+            if size is None:
+                size = row_bytes(row)
+                added.append(row)
+            sizes[row.id] = size
+        # The calls' ids: those kept before, and the added rows', while no kept row has left
+        # (a summary or a prune made it inactive); else made again from the rows.
+        if kept_before is not None and len(rows) - len(added) == len(kept_before.rows):
+            call_ids = dict(kept_before.call_ids)
+        else:
+            call_ids, added = {}, list(rows.values())
         messages = {message.id: message for message in snapshot.stored}
         encoding = snapshot.counter.name
         for message, tokens in zip(snapshot.new, decision.new_tokens, strict=True):
@@ -626,6 +637,10 @@ class TurnService:
             rows[row.id] = row
             sizes[row.id] = row_bytes(row)
             messages[row.id] = _stored_message(row)
+            added.append(row)
+        for row in added:
+            if row.tool_calls:
+                call_ids.update(dict.fromkeys(row_call_ids(row), row.id))
         kept = KeptRows(
             born=session.created_at,
             known_seq=session.message_count + len(snapshot.new),
@@ -633,6 +648,7 @@ class TurnService:
             messages=messages,
             sizes=sizes,
             size=sum(sizes.values()),
+            call_ids=call_ids,
         )
         cache, tenant_id, session_id = self.runtime.kept_rows, self.tenant_id, session.id
         after_commit(self.db, lambda: cache.put(tenant_id, session_id, kept))
@@ -992,22 +1008,52 @@ def _prompt_tokens(usage: Usage | None) -> int | None:
     return usage.prompt_total if usage is not None else None
 
 
-def _refuse_reused_call_ids(state: AssemblyState, call_ids: Sequence[str]) -> None:
+def _refuse_reused_call_ids(
+    state: AssemblyState, kept: KeptRows | None, call_ids: Sequence[str]
+) -> None:
     """A tool-call id names one call in a session's active history: a repeat would make a
-    result ambiguous (and Anthropic refuses two ``tool_use`` blocks with one id)."""
-    known = {
-        str(call.get("id"))
-        for row in state.active
-        for call in row.tool_calls or ()
-        if isinstance(call, Mapping)
-    }
-    reused = sorted(set(call_ids) & known)
+    result ambiguous (and Anthropic refuses two ``tool_use`` blocks with one id).
+
+    The rows this worker keeps know their calls' ids (``KeptRows.call_ids``): a new id is
+    looked up there, and counts only if its row is still active; the rows read in full (those
+    past the kept ones) are walked. Without kept rows, every active row is walked."""
+    wanted = set(call_ids)
+    reused: set[str] = set()
+    known_seq = state.known_seq if kept is not None else 0
+    for row in reversed(state.active):
+        if row.seq <= known_seq:
+            break
+        reused.update(wanted.intersection(row_call_ids(row)))
+    if known_seq:
+        assert kept is not None
+        seqs = _Seqs(state.active)
+        for call_id in wanted:
+            row_id = kept.call_ids.get(call_id)
+            if row_id is not None and kept.rows[row_id].seq in seqs:
+                reused.add(call_id)
     if reused:
+        ordered = sorted(reused)
         raise ToolCallIdReusedError(
-            f"tool call id(s) {reused} were already used in this session; give every tool "
+            f"tool call id(s) {ordered} were already used in this session; give every tool "
             "call a new id",
-            details={"tool_call_ids": reused},
+            details={"tool_call_ids": ordered},
         )
+
+
+class _Seqs:
+    """Whether a seq is one of rows' (in order of seq), found by bisection: a step asks about
+    a few of a long turn's thousands of rows."""
+
+    def __init__(self, rows: Sequence[StoredRow]) -> None:
+        self.rows = rows
+
+    def __contains__(self, seq: int) -> bool:
+        index = bisect_left(self.rows, seq, key=_seq_of)
+        return index < len(self.rows) and self.rows[index].seq == seq
+
+
+def _seq_of(row: StoredRow) -> int:
+    return row.seq
 
 
 def _message_row(

@@ -209,3 +209,91 @@ async def test_a_worker_keeping_nothing_keeps_no_rows(apps: RunningApp) -> None:
     assert created.status_code == 201, created.text
     await _turn(client, "none", "My deploy target is BLUE-cluster.")
     assert len(app.state.runtime.kept_rows) == 0
+
+
+def _calls_step(*call_ids: str) -> dict[str, Any]:
+    """A step of one call per id, each answered."""
+    return {
+        "assistant": {
+            "content": None,
+            "tool_calls": [
+                {"id": c, "type": "function", "function": {"name": "grep", "arguments": "{}"}}
+                for c in call_ids
+            ],
+        },
+        "tool_results": [{"tool_call_id": c, "content": f"{c}: 3 matches"} for c in call_ids],
+    }
+
+
+#: (worker, call ids, Idempotency-Key or None). Worker 0 keeps the rows from the start, 1
+#: keeps them too and writes between 0's steps, 2 serves the session only from the middle
+#: (as after a restart); the refusals are of ids made on the same worker, on another one,
+#: before a refused step, and by a step retried with its Idempotency-Key.
+_REUSE_SCRIPT: list[tuple[int, tuple[str, ...], str | None]] = [
+    (0, ("c1", "c2"), None),
+    (0, ("c1",), None),
+    (0, ("c9", "c2"), None),
+    (0, ("c3",), "retried"),
+    (0, ("c3",), "retried"),
+    (0, ("c3",), None),
+    (1, ("c4",), None),
+    (0, ("c4", "c5"), None),
+    (0, ("c5",), None),
+    (2, ("c1",), None),
+    (2, ("c6",), None),
+    (2, ("c6",), None),
+    (1, ("c5", "c7"), None),
+    (0, ("c6",), None),
+    (0, ("c7",), None),
+]
+
+
+async def test_reused_call_ids_are_refused_alike_whether_the_rows_are_kept_or_read(
+    apps: RunningApp,
+) -> None:
+    """The check that a step's call ids are new uses the ids kept with the rows: its
+    answers (refusals and prompts) are those of a worker that reads every row, whichever
+    worker wrote the earlier calls, after a restart, a refused step or a retried one."""
+    workers = [(await apps.start())[0] for _ in range(3)]
+    cold_app, _ = await apps.start(kept_rows_mib=0)
+    kept_key, cold_key = await apps.key("reuse-kept"), await apps.key("reuse-cold")
+    kept = [apps.client(app, kept_key) for app in workers]
+    cold = apps.client(cold_app, cold_key)
+    start = {"message": {"content": "Find where the rounding happens."}}
+    worlds = []
+    for clients in (kept, [cold] * 3):
+        base = await _session(clients[0])
+        started = await clients[0].post(base, json=start)
+        turn_id = started.json()["turn_id"]
+        answers = []
+        for worker, call_ids, idempotency_key in _REUSE_SCRIPT:
+            headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+            answers.append(
+                await clients[worker].post(
+                    f"{base}/{turn_id}/steps", json=_calls_step(*call_ids), headers=headers
+                )
+            )
+        worlds.append((answers, turn_id, await _seqs(clients[0])))
+
+    (kept_answers, kept_turn, kept_seqs), (cold_answers, cold_turn, cold_seqs) = worlds
+    codes = [answer.status_code for answer in kept_answers]
+    assert codes == [200, 422, 422, 200, 200, 422, 200, 422, 200, 422, 200, 422, 422, 422, 200]
+    pairs = zip(kept_answers, cold_answers, strict=True)
+    for number, (kept_answer, cold_answer) in enumerate(pairs):
+        assert kept_answer.status_code == cold_answer.status_code, number
+        if kept_answer.status_code == 422:
+            assert kept_answer.json()["error"]["code"] == "tool_call_id_reused", number
+            assert kept_answer.json() == cold_answer.json(), number
+        else:
+            assert _comparable(kept_answer, kept_turn, kept_seqs) == _comparable(
+                cold_answer, cold_turn, cold_seqs
+            ), number
+    assert kept_answers[2].json()["error"]["details"]["tool_call_ids"] == ["c2"]
+    # Each worker keeps the ids of the calls as its last accepted step left them (the first
+    # worker's came last, after the others wrote theirs).
+    held = [app.state.runtime.kept_rows.get("reuse-kept", SESSION_ID) for app in workers]
+    assert [sorted(h.call_ids) if h else None for h in held] == [
+        ["c1", "c2", "c3", "c4", "c5", "c6", "c7"],
+        ["c1", "c2", "c3", "c4"],
+        ["c1", "c2", "c3", "c4", "c5", "c6"],
+    ]
