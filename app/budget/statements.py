@@ -1512,7 +1512,12 @@ def revises(later: str, earlier: str, *, just_before: bool = False) -> int:
     - on the same subject (:func:`supersedes`), marked as a correction or not;
     - a bare correction ("make that Thursday instead") of the statement said ``just_before``
       it, when that one holds a value of the same kind.
+
+    A conditional revises nothing ("if the client pushes back, the deadline is March 10"):
+    it says what would hold, and what was said holds until then.
     """
+    if is_conditional(later):
+        return 0
     strength = supersedes(later, earlier)
     if strength:
         return strength
@@ -1525,7 +1530,22 @@ def revises_nearest(later: str) -> bool:
     """Whether ``later``, having no subject of its own, revises the nearest earlier
     statement that holds a value of its kind, however long ago it was said: a bare
     correction ("no wait — Bergen", "turns out it's the ninth after all")."""
-    return _ANSWER_LINE.match(later) is None and is_bare_revision(later)
+    return (
+        _ANSWER_LINE.match(later) is None and not is_conditional(later) and is_bare_revision(later)
+    )
+
+
+#: A condition on what a statement says: "if …", "unless …", "in case …", "provided that
+#: …", or "should … then".
+_CONDITION = re.compile(
+    r"\b(?:if|unless|in case|provided that)\b|^\W*should\b[^.?!]*\bthen\b", re.IGNORECASE
+)
+
+
+def is_conditional(text: str) -> bool:
+    """Whether ``text`` says what holds only on a condition ("if the client pushes back, the
+    deadline is March 10"; "unless it rains, make that Thursday")."""
+    return _CONDITION.search(text) is not None
 
 
 def keeps_history(correction: str, earlier: str) -> bool:

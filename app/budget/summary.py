@@ -47,7 +47,9 @@ class SummaryContent:
     #: while another is still held: they say more than the summary shows, so a later revision
     #: of what it holds does not supersede the whole message. Dropped once nothing of the
     #: message is held. Not rendered.
-    partly_held: tuple[int, ...] = ()
+    #: None for a summary stored before summaries kept this record: which messages it held
+    #: only in part is unknown, so the next fold supersedes only messages of its own.
+    partly_held: tuple[int, ...] | None = ()
 
     @cached_property
     def superseded_ids(self) -> frozenset[int]:

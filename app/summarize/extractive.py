@@ -1165,9 +1165,12 @@ def _supersede(
         # The statements of earlier messages are those before the first of this one's.
         said_before = bisect_left(newests, entry.newest)
         if entry.replaces:
-            confirmed = _confirm_correction(result, gone, ordered, later, said_before)
-            if confirmed is not None:
-                replaced_by[confirmed] = entry.newest
+            left = set(gone)
+            _confirm_correction(result, gone, ordered, later, said_before)
+            if _answers_just_before(entry, messages_now):
+                # A "yes" to a proposal further back may answer something else: what it
+                # revised stays in the summary's hands, but is not superseded for recall.
+                replaced_by |= dict.fromkeys(gone - left, entry.newest)
             continue
         fix = typo_fix(text)
         if fix is not None:
@@ -1252,21 +1255,31 @@ def _replaced_messages(ordered: list[_Entry], replaced_by: dict[int, int]) -> di
     }
 
 
+def _answers_just_before(entry: _Entry, messages_now: Sequence[SourceMessage]) -> bool:
+    """Whether a confirmation answers the assistant's message just before it: the proposal
+    it confirms (cited first) is the message before the user's reply in this fold."""
+    ids = entry.item.source_message_ids
+    if len(ids) < 2:
+        return False
+    order = [message.message_id for message in messages_now]
+    reply = order.index(entry.newest) if entry.newest in order else 0
+    return reply > 0 and order[reply - 1] == ids[0]
+
+
 def _confirm_correction(
     result: dict[int, _Entry], gone: set[int], ordered: list[_Entry], later: int, said_before: int
-) -> int | None:
+) -> None:
     """The user confirmed the correction the assistant proposed ("You said the venue is the
     Marriott, but the booking shows the Hilton: should I update it?" - "yes"): the nearest
     earlier statement of the user's that holds a value it replaces, is about what the
     proposal is about (shares its subject's words) and says nothing else ("the venue is
     the Marriott") leaves, told as history. One that says more ("Marta's birthday dinner is
     at Nonna's") stays as it is, and the confirmation's line beside it says what changed.
-    When unsure (no statement about the proposal's subject), nothing is revised. Returns
-    the statement that left, if one did."""
+    When unsure (no statement about the proposal's subject), nothing is revised."""
     entry = ordered[later]
     about = _words(entry.subject) - _PLAIN_STATEMENT
     if not about:
-        return None
+        return
     for earlier in range(said_before - 1, -1, -1):
         if earlier in gone or ordered[earlier].rank > Tier.PLAIN:
             continue
@@ -1288,8 +1301,7 @@ def _confirm_correction(
         # The old value as history, in few words: the line says what it is about.
         text = _clip(f"{entry.item.text} (was: {' / '.join(olds)})")
         result[later] = replace(entry, item=SummaryItem(text, ids, from_user=True))
-        return None if rest else earlier
-    return None
+        return
 
 
 #: Words that say nothing of their own in a statement a confirmed correction revises.
@@ -1607,7 +1619,7 @@ def summarize_extractive(request: SummaryRequest) -> SummaryContent:
         for entry in _unique([*old_others, *new_others])
         if _normalise(entry.item.text.removeprefix(TOOL_LABEL)) not in said
     ]
-    revisions = FoldRevisions.of(statements, replaced)
+    revisions = FoldRevisions.of(statements, replaced, request.messages, new_users)
     return revisions.recorded(earlier, _assemble(request, statements, others))
 
 
@@ -1622,16 +1634,35 @@ class FoldRevisions:
     #: The statements the fold kept weighing after its corrections (small talk aside): the
     #: message each was said in, and its text.
     statements: tuple[tuple[int, str], ...]
+    #: The fold's new user messages that say more than their statements (a pasted code
+    #: block, a table): never superseded, whatever replaces their statements.
+    says_more: frozenset[int] = frozenset()
 
     @staticmethod
-    def of(statements: Iterable[_Entry], replaced: Mapping[int, int]) -> FoldRevisions:
+    def of(
+        statements: Iterable[_Entry],
+        replaced: Mapping[int, int],
+        messages: Sequence[SourceMessage] = (),
+        said: Iterable[_Entry] = (),
+    ) -> FoldRevisions:
+        """The record of a fold: the statements it kept, what its corrections replaced, and
+        which of its ``messages`` say more than the statements ``said`` in them."""
+        texts: dict[int, list[str]] = {}
+        for entry in said:
+            texts.setdefault(entry.newest, []).append(entry.item.text)
+        says_more = frozenset(
+            message.message_id
+            for message in messages
+            if message.role == "user" and _says_more(message.text, texts.get(message.message_id))
+        )
         return FoldRevisions(
-            replaced,
+            {m: by for m, by in replaced.items() if m not in says_more},
             tuple(
                 (entry.newest, entry.item.text)
                 for entry in statements
                 if entry.rank < Tier.SMALL_TALK and entry.newest >= 0
             ),
+            says_more,
         )
 
     def recorded(self, previous: SummaryContent | None, content: SummaryContent) -> SummaryContent:
@@ -1644,15 +1675,17 @@ class FoldRevisions:
         it back for what left). Carried from summary to summary while anything of it is
         held. A replaced message's record follows a later replacement of what replaced it
         (a twice-corrected value names the newest correction)."""
-        earlier_partly = frozenset(previous.partly_held) if previous is not None else frozenset()
+        earlier_partly = _partly_held(previous)
         held_items = [
             item for name in SECTION_TITLES for item in getattr(content, name) if item.from_user
         ]
         held_texts = {item.text for item in held_items}
         held = {_newest(item) for item in held_items}
-        partly = {
-            message for message, text in self.statements if text not in held_texts
-        } | earlier_partly
+        partly = (
+            {message for message, text in self.statements if text not in held_texts}
+            | earlier_partly
+            | self.says_more
+        )
         fresh = {m: by for m, by in self.replaced.items() if m not in earlier_partly}
         superseded = {
             m: fresh.get(by, by) for m, by in (previous.superseded if previous else ())
@@ -1662,6 +1695,31 @@ class FoldRevisions:
             superseded=tuple(sorted(superseded.items())),
             partly_held=tuple(sorted(partly & held)),
         )
+
+
+def _partly_held(previous: SummaryContent | None) -> frozenset[int]:
+    """The messages ``previous`` holds only in part. A summary stored before summaries kept
+    this record cannot tell: every user message it holds may say more than it shows, so none
+    of them is superseded later (only messages the folds after it bring in are)."""
+    if previous is None:
+        return frozenset()
+    if previous.partly_held is not None:
+        return frozenset(previous.partly_held)
+    return frozenset(
+        _newest(item)
+        for name in SECTION_TITLES
+        for item in getattr(previous, name)
+        if item.from_user
+    )
+
+
+def _says_more(text: str, statements: Iterable[str] | None) -> bool:
+    """Whether a user message's ``text`` still has words once the ``statements`` extracted
+    from it (in its own words) are taken out: what no statement holds, such as code."""
+    rest = text
+    for statement in sorted(statements or (), key=len, reverse=True):
+        rest = rest.replace(statement, " ", 1)
+    return re.search(r"[^\W_]", rest) is not None
 
 
 @dataclass(frozen=True)
@@ -1696,5 +1754,5 @@ def user_block(request: SummaryRequest, limit: int) -> UserBlock:
     return UserBlock(
         content=_content("", block.kept, block.left_out, block.routine_left_out),
         revised=tuple(e.item for e in candidates if gone(_normalise(e.item.text))),
-        revisions=FoldRevisions.of(statements, replaced),
+        revisions=FoldRevisions.of(statements, replaced, request.messages, new_users),
     )

@@ -710,9 +710,9 @@ def summary_content(record: SummaryRecord) -> SummaryContent:
 
 def summary_revisions(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     """A stored summary's record of superseded messages, as ``SummaryContent`` fields (none
-    for a summary stored before summaries kept one)."""
-    if not raw:
-        return {}
+    for a summary stored before summaries kept one: it records nothing, and says so)."""
+    if raw is None:
+        return {"partly_held": None}
     return {
         "superseded": tuple((int(old), int(by)) for old, by in raw.get("superseded", ())),
         "partly_held": tuple(int(i) for i in raw.get("partly_held", ())),
@@ -720,7 +720,9 @@ def summary_revisions(raw: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _stored_revisions(content: SummaryContent) -> dict[str, Any] | None:
-    if not content.superseded and not content.partly_held:
+    # Empty when there is nothing to record, and NULL only while it is unknown: a summary
+    # stored before the record reads back as NULL.
+    if content.partly_held is None:
         return None
     return {
         "superseded": [list(pair) for pair in content.superseded],

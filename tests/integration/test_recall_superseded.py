@@ -6,12 +6,15 @@ sharing its words, another statement of the same message) still comes back."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
+from sqlalchemy import text
 
 from app.budget.recall import RECALL_HEADING
 from bench.quality import text_of
+from tests.conftest import RunningApp
 from tests.support import complete_turn, create_session, post_step, start_turn, words
 
 ROUTINE = (
@@ -23,15 +26,28 @@ ROUTINE = (
 )
 
 
-async def _asked(client: httpx.AsyncClient, said: dict[int, str], question: str) -> dict[str, Any]:
+async def _asked(
+    client: httpx.AsyncClient,
+    said: dict[int, str],
+    question: str,
+    *,
+    replies: dict[int, str] | None = None,
+    after_turn: tuple[int, Callable[[str], Awaitable[httpx.AsyncClient]]] | None = None,
+) -> dict[str, Any]:
     """The prompt for ``question``, asked after a session whose user says ``said[n]`` at
     turn n and routine things otherwise, each turn with a tool result of about 900 tokens
-    (so that the early turns are summarised, and searched by recall, long before the end)."""
+    (so that the early turns are summarised, and searched by recall, long before the end),
+    and the assistant ends turn n with ``replies[n]`` or a routine line. ``after_turn``:
+    (n, what to do to the session once turn n ended, giving the client to go on with)."""
     sid = str((await create_session(client, recall={"enabled": True}))["id"])
+    replies = replies or {}
     for n in range(28):
         prompt = await start_turn(client, sid, said.get(n, ROUTINE[n % len(ROUTINE)].format(n=n)))
         await post_step(client, sid, prompt["turn_id"], [f"call_{n}"], [words(900, n)])
-        await complete_turn(client, sid, prompt["turn_id"], f"Job {n} done in {n}s, exit code 0.")
+        reply = replies.get(n, f"Job {n} done in {n}s, exit code 0.")
+        await complete_turn(client, sid, prompt["turn_id"], reply)
+        if after_turn is not None and after_turn[0] == n:
+            client = await after_turn[1](sid)
     return await start_turn(client, sid, question)
 
 
@@ -104,3 +120,76 @@ async def test_recall_still_brings_back_a_fact_that_shares_the_corrected_ones_wo
     }
     prompt = await _asked(client, said, "who is the press contact for the launch?")
     assert "Wen Jiahui" in _recalled(prompt)
+
+
+PASTED = (
+    "the api timeout is 30 seconds\n"
+    "```python\ndef retry_backoff(attempt): return min(2 ** attempt, 64)\n```"
+)
+
+
+async def test_code_pasted_beside_a_corrected_statement_still_comes_back(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {1: PASTED, 6: "actually the api timeout is 45 seconds"}
+    prompt = await _asked(client, said, "show me the retry_backoff function I pasted")
+    assert "def retry_backoff(attempt)" in text_of(prompt["messages"])
+
+
+async def test_a_conditional_restatement_leaves_the_value_it_would_change_in_the_prompt(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the deadline for the Q3 report is March 3",
+        6: "if the client pushes back, the deadline for the Q3 report is March 10",
+    }
+    prompt = await _asked(client, said, "when is the deadline for the Q3 report?")
+    assert "March 3" in text_of(prompt["messages"])
+
+
+async def test_a_yes_after_another_exchange_leaves_the_old_value_recallable(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the venue for the offsite is the Marriott",
+        4: "what time is check-in at the offsite hotel?",
+        5: "yes, the Hilton",
+    }
+    replies = {
+        3: "You said the venue for the offsite is the Marriott, but the booking shows the "
+        "Hilton: should I update it?",
+        4: "Check-in is at 3 pm.",
+    }
+    prompt = await _asked(
+        client, said, "what did I say the venue for the offsite was?", replies=replies
+    )
+    # The summary says the venue changed (it reads the "yes" as confirming), but the user's
+    # own words stay recallable: the "yes" may answer the question asked in between.
+    assert "user] the venue for the offsite is the Marriott" in _recalled(prompt)
+
+
+async def test_after_a_summary_stored_before_the_record_a_message_it_held_in_part_comes_back(
+    apps: RunningApp,
+) -> None:
+    # The summaries made before the record existed read back as NULL: whether they held
+    # message 1 only in part (its statement, not its code) is not known.
+    app, client = await apps.start()
+
+    async def stored_before_the_record(session_id: str) -> httpx.AsyncClient:
+        async with app.state.engine.begin() as connection:
+            held = await connection.execute(
+                text("UPDATE session_summaries SET revisions = NULL WHERE session_id = :sid"),
+                {"sid": session_id},
+            )
+        assert held.rowcount > 0
+        _, restarted = await apps.start()  # nothing of it cached
+        return restarted
+
+    said = {1: PASTED, 9: "actually the api timeout is 45 seconds"}
+    prompt = await _asked(
+        client,
+        said,
+        "show me the retry_backoff function I pasted",
+        after_turn=(5, stored_before_the_record),
+    )
+    assert "def retry_backoff(attempt)" in text_of(prompt["messages"])
