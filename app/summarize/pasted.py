@@ -6,8 +6,10 @@ A pasted block is not a list of statements: most of its lines are structure (``s
 ``{``), the keys every such file has (``apiVersion``, ``kind``) or flags left at their
 defaults. The lines that hold a value are kept, each with the path of keys that gives it its
 meaning (``spec.replicas: 3``), the most specific first and at most :data:`PASTED_LINES` of
-one block, so that one large paste cannot fill the summary's user block. The rest stays in
-the stored message, where recall finds it.
+one block, so that one large paste cannot fill the summary's user block; of those, the first
+few hold their place among the user's statements and the rest give way to every sentence the
+user typed (``PASTE_LEAD_LINES`` in :mod:`app.summarize.extractive`). The rest stays in the
+stored message, where recall finds it.
 
 A pasted chat thread ("Priya Nair  10:42 AM" and what she said) is other people's words:
 kept as "Priya Nair: what she said", below what the user said, never dropped. The line the
@@ -24,6 +26,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+
+from app.budget.statements import is_config_line
 
 #: At most this many lines of one pasted block are kept in the summary.
 PASTED_LINES = 6
@@ -350,6 +354,12 @@ def _line_scores(lines: list[str]) -> list[int]:
     ]
 
 
+def is_pasted_line(line: str) -> bool:
+    """Whether ``line`` is shaped as a kept line of a paste: a path of keys and a value, or
+    a CSV row as "name: cell, name: cell"."""
+    return is_config_line(line) or _CSV_ROW.match(line) is not None
+
+
 @lru_cache(maxsize=4096)
 def read(text: str) -> Read:
     """``text``, a user's message, read apart (see :class:`Read`)."""
@@ -375,7 +385,9 @@ def read(text: str) -> Read:
         room = min(PASTED_LINES, scored + max(0, PLAIN_LINES - scored))
         if values and _CSV_ROW.match(values[0]):
             room = min(room, CSV_ROWS)  # a row costs what three lines of a config do
-        chosen = sorted(ranked[:room])
+        # The most specific first (the document's order among equals): when room is short,
+        # a paste's first lines are the ones that stay.
+        chosen = ranked[:room]
         dropped += len(values) - len(chosen)
         kept.extend(values[i] for i in chosen)
     prose = "\n".join(
