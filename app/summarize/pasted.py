@@ -26,6 +26,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from app.budget.statements import is_config_line
 
@@ -262,12 +263,47 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
         syntax = any(
             _ASSIGN.match(line) or _SECTION.match(line) or _BRACKET.match(line) for line in run
         ) or (len(rows) == 1 and min(rows) >= 2)
+        # A short config under a sentence of the user's that ends in a colon ("the port
+        # changed:"): the sentence stays theirs, the lines under it are the paste.
+        lead = index
+        while lead < end and _said_before(lines[lead]):
+            lead += 1
+        short = [line for line in lines[lead:end] if line.strip() and not _natural(line)]
         if len(run) >= BLOCK_LINES or (syntax and len(run) >= 3):
             blocks.append((index, end))
+            index = end
+        elif len(short) >= 2 and _headed(short):
+            blocks.append((lead, end))
             index = end
         else:
             index = max(end, index + 1)
     return blocks
+
+
+def _headed(run: list[str]) -> bool:
+    """Whether a short run of lines is a config by its structure alone: an INI or TOML
+    section over its keys, or a YAML key with no value over keys indented under it
+    (``server:`` then ``  port: 8080``). Such a paste of two to four lines keeps its
+    section or its parent key in the path of each value."""
+    if any(_SECTION.match(line) for line in run):
+        return True
+    for line, below in pairwise(run):
+        parent, child = _YAML_KEY.match(line), _YAML_KEY.match(below)
+        if (
+            parent
+            and child
+            and not parent.group("value")
+            and " " not in parent.group("key")
+            and len(child.group("indent")) > len(parent.group("indent"))
+        ):
+            return True
+    return False
+
+
+def _said_before(line: str) -> bool:
+    """A sentence of the user's that ends in a colon ("the port changed:"), not a key."""
+    key = _YAML_KEY.match(line)
+    return bool(key and not key.group("value") and " " in key.group("key").strip())
 
 
 def _chat_thread(lines: list[str]) -> dict[int, str]:

@@ -380,3 +380,23 @@ async def test_pastes_give_way_to_the_users_short_dated_statements_visibly(
     notice = text_of(prompt["messages"][:1])
     assert "user statement(s) left out for room (messages #" in notice
     assert any(f"#{i}" in notice for i in paste_ids)
+
+
+@pytest.mark.parametrize(
+    ("pasted", "kept"),
+    [
+        (
+            "the port changed:\nserver:\n  port: 8081\n  host: db-3.internal",
+            ["server.port: 8081", "server.host: db-3.internal"],
+        ),
+        ("[database]\nport = 5433", ["database.port: 5433"]),
+    ],
+    ids=["yaml", "ini"],
+)
+async def test_a_short_paste_keeps_its_section_or_parent_key(
+    client: httpx.AsyncClient, pasted: str, kept: list[str]
+) -> None:
+    prompt = await _session(client, {**STATED, 25: pasted}, turns=40)
+    lines = _summary_lines(prompt)
+    for line in kept:
+        assert any(shown.endswith(f"- {line}") for shown in lines), lines
