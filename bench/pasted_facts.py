@@ -23,10 +23,19 @@ figures, not read). ::
 
     python -m bench pasted-facts --seeds tuning
     python -m bench pasted-facts --seeds reporting
+
+``--crowded`` makes sessions whose user block cannot hold everything: ten pastes a session
+beside short statements the user types, dates and times in odd formats ("the 3rd of Feb,
+14h30", "02/03 at 9:15", "Thu 9am"), names and plain one-liners. It says whether what the
+user wrote in their own sentences keeps its place when pastes compete for the room. Seeds:
+**tuning 530-539**, **reporting 630-639**. ::
+
+    python -m bench pasted-facts --crowded --seeds tuning
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 from dataclasses import dataclass
@@ -417,15 +426,113 @@ def generate(seed: int, turns: int = TURNS) -> Scenario:
     return closed_session(rng, seed, turns, agent, slots, facts)
 
 
+#: The crowded shape's seeds, apart from the other shape's.
+CROWDED_TUNING_SEEDS = tuple(range(530, 540))
+CROWDED_REPORTING_SEEDS = tuple(range(630, 640))
+#: Per crowded session: pastes, short dated statements, names, plain one-liners, controls.
+CROWDED_PASTES = 10
+CROWDED_DATES = 8
+CROWDED_NAMES = 4
+CROWDED_PLAIN = 4
+CROWDED_CONTROLS = 2
+
+#: Short statements of a date or a time, written as people type them.
+DATES: tuple[Said, ...] = (
+    Said(
+        "date or time, odd format",
+        "parents' evening is {v}",
+        ("the 3rd of Feb, 14h30", "the 12th of Mar, 18h15"),
+    ),
+    Said("date or time, odd format", "plumber comes {v}", ("02/03 at 9:15", "11/04 at 7:45")),
+    Said("date or time, odd format", "dentist {v}", ("Thu 9am", "Fri 4.30pm")),
+    Said("date or time, odd format", "visa expires {v}", ("2027-04-17", "2027-09-03")),
+    Said("date or time, odd format", "flight lands {v}", ("Sun 06h40", "Sat 22h05")),
+    Said("date or time, odd format", "MOT booked for {v}", ("14.03. 8:00", "21.05. 10:30")),
+    Said("date or time, odd format", "kickoff call {v}", ("Mon 3pm CET", "Wed 11am CET")),
+    Said("date or time, odd format", "payday is the {v}", ("27th", "25th")),
+    Said(
+        "date or time, odd format", "the boiler service is on {v}", ("6/11 8-10am", "19/11 1-3pm")
+    ),
+    Said("date or time, odd format", "school pickup {v} on Fridays", ("15h20", "15h45")),
+)
+NAMES: tuple[Said, ...] = (
+    Said("name", "my landlord is {v}", ("Gwendolyn Ashby", "Radomir Pavlović")),
+    Said("name", "{v} is covering for me next week", ("Ngozi Adeyemi", "Søren Dahl")),
+    Said("name", "the new PM is {v}", ("Thandiwe Mokoena", "Bartholomew Quist")),
+    Said("name", "vet's called {v}", ("Dr Ilse Brandvold", "Dr Kwame Asante")),
+    Said("name", "our accountant is {v}", ("Perpetua Ogunleye", "Leopold Wakefield")),
+    Said("name", "{v} handles the lease now", ("Marisol Echeverría", "Declan Fitzmaurice")),
+)
+PLAIN: tuple[Said, ...] = (
+    Said("plain one-liner", "spare key is under the {v}", ("terracotta pot", "green watering can")),
+    Said("plain one-liner", "the boiler is a {v}", ("Vaillant ecoTEC", "Worcester Greenstar")),
+    Said("plain one-liner", "kids' school uses {v} for messages", ("ClassDojo", "Seesaw")),
+    Said("plain one-liner", "we're at {v} for the wedding", ("table fourteen", "table eleven")),
+    Said("plain one-liner", "the car is the {v}", ("silver Škoda estate", "red Fiat Panda")),
+    Said(
+        "plain one-liner", "wifi password is on the {v}", ("fridge whiteboard", "hallway corkboard")
+    ),
+)
+
+
+def generate_crowded(seed: int, turns: int = TURNS) -> Scenario:
+    """A crowded session of ``seed``: many pastes beside short statements the user typed.
+    A draw whose filler happens to say one of the values (a number in the assistant's prose)
+    is drawn again, from the next of the seed's own streams."""
+    if turns < 120:
+        raise ValueError("a session has at least 120 turns")
+    for stream in range(10):
+        try:
+            return _crowded(seed, turns, random.Random(seed + 100_000 * stream))
+        except AssertionError:
+            continue
+    raise AssertionError(f"seed {seed}: no draw keeps every value unique")
+
+
+def _crowded(seed: int, turns: int, rng: random.Random) -> Scenario:
+    agent = a.AGENTS[seed % len(a.AGENTS)]
+    half = turns // 2
+    slots: dict[int, Turn] = {}
+    facts: list[Fact] = []
+
+    def place(kind: str, text: str, value: str) -> None:
+        at = rng.choice([t for t in range(1, half) if t not in slots])
+        slots[at] = Turn(text, (), rng.choice(ACKS), "fact")
+        facts.append(Fact(kind, value, at))
+
+    shapes = [PASTE_FORMATS[(seed + i) % len(PASTE_FORMATS)] for i in range(CROWDED_PASTES)]
+    settings = rng.sample(SETTINGS, CROWDED_PASTES)
+    for setting, shape in zip(settings, shapes, strict=True):
+        value = rng.choice(setting.values)
+        place("paste: " + shape, _pasted(rng, setting, value, shape), value)
+    for frames, count in ((DATES, CROWDED_DATES), (NAMES, CROWDED_NAMES), (PLAIN, CROWDED_PLAIN)):
+        for said in rng.sample(frames, count):
+            value = rng.choice(said.values)
+            place(said.kind, said.text.format(v=value), value)
+    for control in rng.sample(SHARED, CROWDED_CONTROLS):
+        value = rng.choice(control.values)
+        text = rng.choice(control.statements).format(v=value)
+        place("control: " + control.kind, text, value)
+    return closed_session(rng, seed, turns, agent, slots, facts)
+
+
 def main(argv: list[str] | None = None) -> None:
+    shape = argparse.ArgumentParser(add_help=False)
+    shape.add_argument("--crowded", action="store_true")
+    known, rest = shape.parse_known_args(argv)
+    crowded = known.crowded
     generator_main(
-        argv,
-        command="pasted-facts",
+        rest,
+        command="pasted-facts" + (" --crowded" if crowded else ""),
         about=__doc__,
-        headline="pasted blocks, odd number formats, dictation and chat threads",
-        generate=generate,
-        tuning=TUNING_SEEDS,
-        reporting=REPORTING_SEEDS,
+        headline=(
+            "many pastes beside short typed statements"
+            if crowded
+            else "pasted blocks, odd number formats, dictation and chat threads"
+        ),
+        generate=generate_crowded if crowded else generate,
+        tuning=CROWDED_TUNING_SEEDS if crowded else TUNING_SEEDS,
+        reporting=CROWDED_REPORTING_SEEDS if crowded else REPORTING_SEEDS,
         turns=TURNS,
     )
 

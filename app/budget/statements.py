@@ -633,6 +633,12 @@ _CONFIG_LINE = re.compile(
 )
 
 
+def is_config_line(text: str) -> bool:
+    """Whether ``text`` is shaped as a kept line of a pasted config ("spec.replicas: 3",
+    "DB_HOST: pg-7.internal", "[api] spec.replicas: 3")."""
+    return _CONFIG_LINE.match(text) is not None
+
+
 def _same_document_path(later: str, earlier: str) -> bool | None:
     """Whether two lines of pasted configs give the same key of the same document: None when
     ``later`` is no such line. Only a document that names itself is known to be the same:

@@ -64,6 +64,7 @@ from app.budget.summary import SECTION_TITLES, SummaryContent, SummaryItem
 from app.budget.tokens import TokenCounter
 from app.offload import off_the_loop
 from app.summarize.base import SourceMessage, SummaryRequest
+from app.summarize.pasted import is_pasted_line
 from app.summarize.pasted import read as read_pasted
 
 #: Source text (characters) past which a fold runs in a worker thread.
@@ -690,6 +691,9 @@ ROUTINE_ROOM_SHARE = 0.5
 #: A statement said again and again word for word is kept while it fits in this share of
 #: the block, after the statements said fewer times.
 REPEATED_STATEMENT_SHARE = 1.0
+#: Of one paste's lines, this many (its most specific) take room as the user's statements
+#: do; the rest give way to every sentence the user wrote, plain ones included.
+PASTE_LEAD_LINES = 3
 #: How many message ids the notice of what was left out lists (the audit row lists all).
 NOTICE_IDS = 12
 #: Of the assistant's and tools' items, which kind gives way last.
@@ -778,7 +782,14 @@ def read_items(content: SummaryContent, counter: TokenCounter) -> int:
 def forget_texts() -> None:
     """Forget what the fold read off texts (the next fold reads everything again). The
     outcome of a fold is the same either way; only its cost differs."""
-    for remembered in (_tier, _normalise, _specificity, _item_content_words, _run_on_parts):
+    for remembered in (
+        _tier,
+        _normalise,
+        _specificity,
+        _item_content_words,
+        _run_on_parts,
+        _pasted_line,
+    ):
         remembered.cache_clear()
     _LINE_TOKENS.clear()
 
@@ -1456,12 +1467,50 @@ def _leaves_as_routine(entry: _Entry) -> bool:
     return entry.carried or entry.repeated
 
 
+def _paste_surplus(statements: Iterable[_Entry]) -> set[int]:
+    """The entries (by ``id``) that are a paste's lines beyond its first
+    :data:`PASTE_LEAD_LINES`. A paste gives its lines most specific first
+    (:func:`app.summarize.pasted.read`) and a summary keeps them in that order, so a line
+    carried from an earlier summary is judged as it was when new."""
+    lines_of: dict[int, int] = {}
+    surplus: set[int] = set()
+    for entry in statements:
+        if entry.rank > Tier.PLAIN or not entry.item.source_message_ids:
+            continue
+        if not _pasted_line(entry.item.text):
+            continue
+        paste = entry.item.source_message_ids[0]
+        lines_of[paste] = lines_of.get(paste, 0) + 1
+        if lines_of[paste] > PASTE_LEAD_LINES:
+            surplus.add(id(entry))
+    return surplus
+
+
+@lru_cache(maxsize=TEXTS_REMEMBERED)
+def _pasted_line(text: str) -> bool:
+    return is_pasted_line(text)
+
+
+def _block_order(statements: list[_Entry]) -> list[_Entry]:
+    """The user's entries in the order they take room (the reverse of the order they give
+    it back): statements, then plain statements, then a paste's lines beyond its most
+    specific few, then routine lines; within each, newest first."""
+    surplus = _paste_surplus(statements)
+
+    def order(entry: _Entry) -> tuple[int, int, int]:
+        behind = id(entry) in surplus
+        return (Tier.PLAIN if behind else entry.rank, int(behind), -entry.newest)
+
+    return sorted(statements, key=order)
+
+
 def _fill_user_block(statements: list[_Entry], limit: int, room: _Room) -> _UserBlock:
     """Stage 4: the user's words, newest first, within the block's share: statements while
     they fit, routine requests only while the block is at most half full, small talk
-    never (courtesy carries nothing the agent needs)."""
+    never (courtesy carries nothing the agent needs). What the user wrote in their own
+    sentences takes room before what they pasted beyond its most specific lines."""
     block = _UserBlock([], [], [])
-    newest_first = sorted(statements, key=lambda entry: (entry.rank, -entry.newest))
+    newest_first = _block_order(statements)
     for entry in newest_first:
         cost = room.cost(entry)
         if entry.rank <= Tier.PLAIN:
@@ -1581,7 +1630,7 @@ def _within_target(
         elif rest:
             rest.pop()
         elif users:
-            oldest = min(users, key=lambda e: (-e.rank, e.newest))
+            oldest = _block_order(users)[-1]
             users.remove(oldest)
             if oldest.rank <= Tier.PLAIN or oldest.stated:
                 left_out.append(oldest)

@@ -6,8 +6,10 @@ A pasted block is not a list of statements: most of its lines are structure (``s
 ``{``), the keys every such file has (``apiVersion``, ``kind``) or flags left at their
 defaults. The lines that hold a value are kept, each with the path of keys that gives it its
 meaning (``spec.replicas: 3``), the most specific first and at most :data:`PASTED_LINES` of
-one block, so that one large paste cannot fill the summary's user block. The rest stays in
-the stored message, where recall finds it.
+one block, so that one large paste cannot fill the summary's user block; of those, the first
+few hold their place among the user's statements and the rest give way to every sentence the
+user typed (``PASTE_LEAD_LINES`` in :mod:`app.summarize.extractive`). The rest stays in the
+stored message, where recall finds it.
 
 A pasted chat thread ("Priya Nair  10:42 AM" and what she said) is other people's words:
 kept as "Priya Nair: what she said", below what the user said, never dropped. The line the
@@ -24,6 +26,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
+
+from app.budget.statements import is_config_line
 
 #: At most this many lines of one pasted block are kept in the summary.
 PASTED_LINES = 6
@@ -258,12 +263,47 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
         syntax = any(
             _ASSIGN.match(line) or _SECTION.match(line) or _BRACKET.match(line) for line in run
         ) or (len(rows) == 1 and min(rows) >= 2)
+        # A short config under a sentence of the user's that ends in a colon ("the port
+        # changed:"): the sentence stays theirs, the lines under it are the paste.
+        lead = index
+        while lead < end and _said_before(lines[lead]):
+            lead += 1
+        short = [line for line in lines[lead:end] if line.strip() and not _natural(line)]
         if len(run) >= BLOCK_LINES or (syntax and len(run) >= 3):
             blocks.append((index, end))
+            index = end
+        elif len(short) >= 2 and _headed(short):
+            blocks.append((lead, end))
             index = end
         else:
             index = max(end, index + 1)
     return blocks
+
+
+def _headed(run: list[str]) -> bool:
+    """Whether a short run of lines is a config by its structure alone: an INI or TOML
+    section over its keys, or a YAML key with no value over keys indented under it
+    (``server:`` then ``  port: 8080``). Such a paste of two to four lines keeps its
+    section or its parent key in the path of each value."""
+    if any(_SECTION.match(line) for line in run):
+        return True
+    for line, below in pairwise(run):
+        parent, child = _YAML_KEY.match(line), _YAML_KEY.match(below)
+        if (
+            parent
+            and child
+            and not parent.group("value")
+            and " " not in parent.group("key")
+            and len(child.group("indent")) > len(parent.group("indent"))
+        ):
+            return True
+    return False
+
+
+def _said_before(line: str) -> bool:
+    """A sentence of the user's that ends in a colon ("the port changed:"), not a key."""
+    key = _YAML_KEY.match(line)
+    return bool(key and not key.group("value") and " " in key.group("key").strip())
 
 
 def _chat_thread(lines: list[str]) -> dict[int, str]:
@@ -350,6 +390,12 @@ def _line_scores(lines: list[str]) -> list[int]:
     ]
 
 
+def is_pasted_line(line: str) -> bool:
+    """Whether ``line`` is shaped as a kept line of a paste: a path of keys and a value, or
+    a CSV row as "name: cell, name: cell"."""
+    return is_config_line(line) or _CSV_ROW.match(line) is not None
+
+
 @lru_cache(maxsize=4096)
 def read(text: str) -> Read:
     """``text``, a user's message, read apart (see :class:`Read`)."""
@@ -375,7 +421,9 @@ def read(text: str) -> Read:
         room = min(PASTED_LINES, scored + max(0, PLAIN_LINES - scored))
         if values and _CSV_ROW.match(values[0]):
             room = min(room, CSV_ROWS)  # a row costs what three lines of a config do
-        chosen = sorted(ranked[:room])
+        # The most specific first (the document's order among equals): when room is short,
+        # a paste's first lines are the ones that stay.
+        chosen = ranked[:room]
         dropped += len(values) - len(chosen)
         kept.extend(values[i] for i in chosen)
     prose = "\n".join(

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from app.summarize.pasted import PASTED_LINES, read
+from bench.quality import text_of
 from tests.integration.test_answers_and_lists import (
     ROUTINE,
     STATED,
@@ -18,6 +19,7 @@ from tests.integration.test_answers_and_lists import (
     _summary_lines,
 )
 from tests.support import (
+    audit_rows,
     complete_turn,
     create_session,
     post_step,
@@ -326,3 +328,75 @@ async def test_a_paste_of_thousands_of_lines_is_read_in_linear_time(
     # seconds a paste, the one counting pass milliseconds; see docs/benchmarks.md.)
     assert any("Leeds warehouse" in line for line in lines), lines
     assert 0 < sum("config.key" in line for line in lines) <= PASTED_LINES, lines
+
+
+#: Short statements of dates and times in odd formats, said before the pastes below.
+DATED = {
+    1: "plumber comes 02/03 at 9:15",
+    2: "visa expires 2027-04-17",
+    3: "payday is the 27th",
+    4: "parents' evening is the 3rd of Feb, 14h30",
+    5: "Wiebke Sørensen signs off the ledger migration",
+}
+
+
+def _env_paste(n: int) -> str:
+    """An .env file of eight settings, each specific (a host with digits): a paste whose
+    lines all look worth keeping."""
+    lines = (f"SVC{n}_SHARD_{j}_HOST=pg-{n}-{j}7.ledger.internal" for j in range(8))
+    return "```env\n" + "\n".join(lines) + "\n```"
+
+
+async def test_pastes_give_way_to_the_users_short_dated_statements_visibly(
+    client: httpx.AsyncClient,
+) -> None:
+    pastes = {n: _env_paste(n) for n in range(6, 18)}
+    said = {**DATED, **pastes}
+    sid = str((await create_session(client))["id"])
+    for n in range(22):
+        prompt = await start_turn(client, sid, said.get(n, ROUTINE[n % len(ROUTINE)].format(n=n)))
+        await post_step(client, sid, prompt["turn_id"], [f"call_{n}"], [words(900, n)])
+        await complete_turn(client, sid, prompt["turn_id"], f"Job {n} done in {n}s, exit code 0.")
+    prompt = await start_turn(client, sid, "what's next?")
+    lines = _summary_lines(prompt)
+    # What the user typed in their own sentences is kept, older than every paste.
+    for statement in DATED.values():
+        assert any(line.endswith(statement) for line in lines), (statement, lines)
+    # Each paste keeps its most specific lines (in the summary, or the newest whole); the
+    # rest left the block, and the summary says so with the pastes' message ids.
+    everything = text_of(prompt["messages"])
+    assert all(f"SVC{n}_SHARD_0_HOST" in everything for n in pastes)
+    assert sum("_SHARD_" in line for line in lines) < 6 * len(pastes)
+    stored = await stored_messages(client, sid)
+    paste_ids = {m["id"] for m in stored if "_SHARD_" in str(m["content"])}
+    rows = await audit_rows(client, sid)
+    left_ids = {
+        i
+        for row in rows
+        for i in (row["block_telemetry"] or {}).get("summary_left_out", {}).get("message_ids", [])
+    }
+    assert left_ids
+    assert left_ids <= paste_ids
+    notice = text_of(prompt["messages"][:1])
+    assert "user statement(s) left out for room (messages #" in notice
+    assert any(f"#{i}" in notice for i in paste_ids)
+
+
+@pytest.mark.parametrize(
+    ("pasted", "kept"),
+    [
+        (
+            "the port changed:\nserver:\n  port: 8081\n  host: db-3.internal",
+            ["server.port: 8081", "server.host: db-3.internal"],
+        ),
+        ("[database]\nport = 5433", ["database.port: 5433"]),
+    ],
+    ids=["yaml", "ini"],
+)
+async def test_a_short_paste_keeps_its_section_or_parent_key(
+    client: httpx.AsyncClient, pasted: str, kept: list[str]
+) -> None:
+    prompt = await _session(client, {**STATED, 25: pasted}, turns=40)
+    lines = _summary_lines(prompt)
+    for line in kept:
+        assert any(shown.endswith(f"- {line}") for shown in lines), lines
