@@ -5,7 +5,6 @@ before, and a proposal declined or answered with a question is no fact."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
@@ -302,23 +301,18 @@ async def test_routine_confirmations_give_way_to_the_users_facts(
     assert sum(ANSWER_ARROW in line and "staging" in line for line in lines) <= 2, "\n".join(lines)
 
 
-async def _licence_session(client: httpx.AsyncClient, key: str) -> float:
-    said = {**STATED, 25: "set up the licence", 26: "yes, key: " + key}
-    asked = "I found this key: " + key + ". Should I register the licence for Acme GmbH?"
-    started = time.perf_counter()
-    _, prompt = await _session(client, said, {25: asked, 26: "Done."})
-    assert prompt["messages"]
-    return time.perf_counter() - started
-
-
-async def test_a_long_upper_case_reply_to_a_proposal_is_read_quickly(
+async def test_a_long_upper_case_reply_to_a_proposal_is_read(
     client: httpx.AsyncClient,
 ) -> None:
-    # A licence key in capitals took seconds to read (the time grew with the square of its
-    # length); the same session with the key in lower case is the measure.
-    plain = await _licence_session(client, "qwertyuiopasdfghjklzxcvbnm" * 300)
-    capitals = await _licence_session(client, "QWERTYUIOPASDFGHJKLZXCVBNM" * 300)
-    assert capitals < 1.5 * plain + 0.5, (capitals, plain)
+    # A licence key in capitals was matched as a name at every letter of the run (seconds
+    # to read, growing with the square of its length). A name now starts a word and only a
+    # bounded part of a reply and of a proposal is read (tests/unit/test_proposals.py); the
+    # speed itself is a benchmark's to measure, never a test's.
+    key = "QWERTYUIOPASDFGHJKLZXCVBNM" * 300
+    said = {**STATED, 25: "set up the licence", 26: "yes, key: " + key}
+    asked = "I found this key: " + key + ". Should I register the licence for Acme GmbH?"
+    _, prompt = await _session(client, said, {25: asked, 26: "Done."})
+    assert prompt["messages"][-1]["content"] == "what's next?"
 
 
 async def test_a_choice_said_after_other_sessions_wrote_is_kept(client: httpx.AsyncClient) -> None:

@@ -115,3 +115,15 @@ def test_a_question_kept_alone_carries_its_options() -> None:
     again = proposal(kept)
     assert again is not None
     assert len(again.options) == 2
+
+
+def test_a_long_reply_and_a_long_proposal_are_read_only_in_part() -> None:
+    # What keeps a licence key of thousands of capitals cheap to read: a reply longer than a
+    # choice is never read for one, and of the assistant's message only its end is read.
+    key = "QWERTYUIOPASDFGHJKLZXCVBNM" * 300
+    asked = f"I found this key: {key}. Should I register the licence for Acme GmbH?"
+    put_forward = proposal(asked)
+    assert put_forward == proposal(asked[-2000:])
+    if put_forward is not None:
+        assert respond(put_forward, "yes, key: " + key) is None
+        assert not declines(put_forward, "no, key: " + key)
