@@ -130,9 +130,9 @@ def chat_message(
     if name:
         message["name"] = name
     if tool_calls:
-        # A list of its own; the calls themselves are read, never changed, so a plain dict
-        # (a stored call) is not copied (a message's chat form is kept, ``Message.chat``).
-        message["tool_calls"] = [call if type(call) is dict else dict(call) for call in tool_calls]
+        # Copies, not the caller's dicts: a message's chat form is made once and kept
+        # (``Message.chat``), so the copy is paid once a message, not once a step.
+        message["tool_calls"] = [dict(call) for call in tool_calls]
     if tool_call_id:
         message["tool_call_id"] = tool_call_id
     if is_error:

@@ -168,7 +168,7 @@ async def test_a_migration_under_a_later_statement_asks_for_a_retry_that_succeed
     first_turn = await start_turn(client, session["id"], "First question.")
     await complete_turn(client, session["id"], first_turn["turn_id"], "An answer.")
     # Read by the snapshot, after the lock: the transaction has run a statement already.
-    await _alter(postgres_url, "ALTER TABLE messages ALTER COLUMN name TYPE varchar(100)")
+    await _alter(postgres_url, "ALTER TABLE messages ALTER COLUMN name TYPE text")
     base = f"/v1/sessions/{session['id']}/turns"
 
     first = await client.post(base, json={"message": {"content": "Second question."}})
