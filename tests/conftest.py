@@ -228,7 +228,7 @@ def postgres_url(postgres_server_url: str, postgres_databases: PostgresDatabases
     try:
         yield _database_url(postgres_server_url, name)
     finally:
-        postgres_databases.drop_later(name)
+        postgres_databases.give_back(name)
 
 
 def make_settings(database_url: str, **overrides: Any) -> Settings:
