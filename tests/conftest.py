@@ -3,10 +3,10 @@ it; a run drops every database it made.
 
 SQLite always runs. Postgres comes from, in this order: ``CONTEXTD_TEST_POSTGRES_URL`` (a
 server URL such as ``postgresql+asyncpg://postgres@127.0.0.1:5432/postgres``; the run creates
-its test databases on it, empties each for the next test, and drops them all at the end); a server answering on the conventional local address; or,
-where a Docker engine exists, testcontainers. With none, the Postgres tests fail (they never
-skip silently) and the run ends by saying once what was tried. ``-m "not postgres"`` leaves them
-out on purpose.
+its test databases on it, empties each for the next test, and drops them all at the end); a
+server answering on the conventional local address; or, where a Docker engine exists,
+testcontainers. With none, the Postgres tests fail (they never skip silently) and the run ends
+by saying once what was tried. ``-m "not postgres"`` leaves them out on purpose.
 """
 
 from __future__ import annotations
