@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import AsyncIterator, Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,6 +40,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.sqlite.aiosqlite import SQLiteDialect_aiosqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import (
@@ -55,6 +56,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.util import greenlet_spawn
 
+from app import sqlite_driver
 from app.caches import LRU
 from app.errors import DatabaseUnavailableError, InvalidRequestError, ServiceError
 from app.recovery import RETRY_AFTER_MIN_SECONDS, DatabaseRecovery
@@ -156,7 +158,14 @@ def create_engine(
 
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_async_engine(url, connect_args={"timeout": 30}, **codecs)
+    # The dialect's own reading of the URL (the file, a ``file:`` URI, its options), opened
+    # with cursors that cost one hand-off to the connection's thread a statement.
+    connect_args, connect_options = SQLiteDialect_aiosqlite().create_connect_args(url)
+    engine = create_async_engine(
+        url,
+        async_creator=partial(sqlite_driver.connect, *connect_args, **connect_options, timeout=30),
+        **codecs,
+    )
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -50,6 +50,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "fold-turn": Benchmark("bench.fold_turn", "the turn-count fold turn start, folded between turns or inline"),
     "folds-ahead-load": Benchmark("bench.folds_ahead_load", "folds between turns under load: a request's wait, memory held"),
     "step-cpu": Benchmark("bench.step_cpu", "a 128-call step's CPU as the open turn grows"),
+    "sqlite-driver": Benchmark("bench.sqlite_driver", "a statement on SQLite: aiosqlite's cursors against one hand-off a statement"),
     "schema-cost": Benchmark("bench.schema_cost", "Postgres CPU per turn and per step, by part of the schema"),
     "turn-cost": Benchmark("bench.turn_cost", "a turn at 10 and at 10,000 stored messages, in-process", "Turn cost"),
     "count-cost": Benchmark("bench.count_cost", "what counting costs a turn", "Counting cost"),

@@ -1,11 +1,12 @@
-"""Databases for the tests: every test gets a database of its own, migrated, and dropped after.
+"""Databases for the tests: every test gets a database of its own, migrated, as the template left
+it; a run drops every database it made.
 
 SQLite always runs. Postgres comes from, in this order: ``CONTEXTD_TEST_POSTGRES_URL`` (a
-server URL such as ``postgresql+asyncpg://postgres@127.0.0.1:5432/postgres``; each test creates
-and drops its own database on it); a server answering on the conventional local address; or,
-where a Docker engine exists, testcontainers. With none, the Postgres tests fail (they never
-skip silently) and the run ends by saying once what was tried. ``-m "not postgres"`` leaves them
-out on purpose.
+server URL such as ``postgresql+asyncpg://postgres@127.0.0.1:5432/postgres``; the run creates
+its test databases on it, empties each for the next test, and drops them all at the end); a
+server answering on the conventional local address; or, where a Docker engine exists,
+testcontainers. With none, the Postgres tests fail (they never skip silently) and the run ends
+by saying once what was tried. ``-m "not postgres"`` leaves them out on purpose.
 """
 
 from __future__ import annotations
@@ -212,7 +213,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 def postgres_databases(
     postgres_server_url: str, postgres_template: str
 ) -> Iterator[PostgresDatabases]:
-    """Copies of the template for this worker's tests, made ahead and dropped behind them."""
+    """Databases as the template left them for this worker's tests: copies made ahead, and
+    each test's database emptied for the next one behind it (dropped if its schema changed)."""
     databases = PostgresDatabases(_admin_dsn(postgres_server_url), postgres_template)
     try:
         yield databases
@@ -222,13 +224,13 @@ def postgres_databases(
 
 @pytest.fixture
 def postgres_url(postgres_server_url: str, postgres_databases: PostgresDatabases) -> Iterator[str]:
-    """A fresh, migrated Postgres database (for tests that are about Postgres only; mark
-    them ``postgres``)."""
+    """A migrated Postgres database as the template left it, touched by no other test (for
+    tests that are about Postgres only; mark them ``postgres``)."""
     name = postgres_databases.take()
     try:
         yield _database_url(postgres_server_url, name)
     finally:
-        postgres_databases.drop_later(name)
+        postgres_databases.give_back(name)
 
 
 def make_settings(database_url: str, **overrides: Any) -> Settings:

@@ -1,12 +1,16 @@
-"""The Postgres test databases' set-up (tests/databases.py) gives up on a wedged server
-with a message that says so, instead of hanging the run."""
+"""The Postgres test databases' set-up (tests/databases.py): each test gets a database as the
+template left it, and a wedged server fails the run saying so instead of hanging it."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Iterator
+from typing import Any
 
+import asyncpg
 import pytest
+from sqlalchemy.engine import make_url
 
 from tests import databases
 from tests.databases import PostgresDatabases, PostgresWedged
@@ -45,3 +49,78 @@ def test_closing_with_drops_stuck_on_a_wedged_server_fails_saying_so(
 
     with pytest.raises(PostgresWedged, match='DROP DATABASE IF EXISTS "contextd_test_stuck"'):
         wedged_server.close()
+
+
+async def _run(dsn: str, *statements: str) -> list[Any]:
+    connection = await asyncpg.connect(dsn)
+    try:
+        return [await connection.fetchval(statement) for statement in statements]
+    finally:
+        await connection.close()
+
+
+def _dsn(server_url: str, name: str) -> str:
+    return (
+        make_url(server_url)
+        .set(drivername="postgresql", database=name)
+        .render_as_string(hide_password=False)
+    )
+
+
+@pytest.mark.postgres
+def test_a_database_given_back_is_as_the_template_left_it_for_the_next_test(
+    postgres_server_url: str, postgres_template: str
+) -> None:
+    admin = _dsn(postgres_server_url, "postgres")
+    databases = PostgresDatabases(admin, postgres_template)
+    try:
+        first = databases.take()
+        asyncio.run(
+            _run(
+                _dsn(postgres_server_url, first),
+                "INSERT INTO sessions (id, tenant_id, model, metadata, turn_count, message_count,"
+                " created_at, updated_at) VALUES ('s1', 't', 'gpt-4o', '{}', 0, 0, now(), now())",
+                "SELECT nextval('messages_id_seq')",
+            )
+        )
+        databases.give_back(first)
+
+        second = databases.take()
+        sessions, next_id = asyncio.run(
+            _run(
+                _dsn(postgres_server_url, second),
+                "SELECT count(*) FROM sessions",
+                "SELECT nextval('messages_id_seq')",
+            )
+        )
+        assert (sessions, next_id) == (0, 1)
+        assert second == first  # emptied, not copied again
+
+        asyncio.run(
+            _run(
+                _dsn(postgres_server_url, second),
+                "ALTER TABLE messages ALTER COLUMN name TYPE text",
+            )
+        )
+        databases.give_back(second)
+
+        third = databases.take()
+        (name_type,) = asyncio.run(
+            _run(
+                _dsn(postgres_server_url, third),
+                "SELECT data_type FROM information_schema.columns"
+                " WHERE table_name = 'messages' AND column_name = 'name'",
+            )
+        )
+        assert third != second  # a schema a test changed is dropped, never given out again
+        assert name_type != "text"
+        databases.give_back(third)
+    finally:
+        databases.close()
+    (left,) = asyncio.run(
+        _run(
+            admin,
+            f"SELECT count(*) FROM pg_database WHERE datname IN ('{first}', '{third}')",
+        )
+    )
+    assert left == 0
