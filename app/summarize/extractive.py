@@ -128,6 +128,8 @@ _ABBREVIATIONS = frozenset(
 #: Initials and dotted abbreviations: J. / U.S. / e.g. / i.e. / a.m. A lone lower-case
 #: letter ("… on a. Still open") is a word that ends a sentence, not an initial.
 _DOTTED = re.compile(r"^(?:[A-Z]\.|(?:[A-Za-z]\.){2,})$")
+#: A day and a month as European dates are written, before the stop that ends them: "14.03".
+_DAY_MONTH = re.compile(r"^\(?\d{1,2}\.\d{1,2}$")
 _DECISION = re.compile(
     r"\b(decided|decide|decision|agreed|agree to|we will|we'll|let's|going with|go with|"
     r"chose|chosen|settled on|approved|confirmed)\b",
@@ -233,6 +235,9 @@ def split_sentences(text: str, *, list_marks: bool = False) -> list[str]:
                 # A numbered list's mark ("1. The venue is …") opens its line, it ends nothing.
                 or (list_marks and start == 0 and len(words) == 1 and words[0].isdigit())
                 or (following.islower() and len(words[-1].strip("(\"'[")) <= 1)
+                # A day and month written with their full stops ("14.03. 8:00", "am 14.03.
+                # um 9 Uhr"): the date's own stop, with its time or the sentence after it.
+                or (_DAY_MONTH.match(words[-1]) is not None and not following.isupper())
             ):
                 continue
             sentences.append(line[start : end.end()].strip())
