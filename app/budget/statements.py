@@ -1532,6 +1532,16 @@ def revises(later: str, earlier: str, *, just_before: bool = False) -> int:
     return 0
 
 
+def restated(statement: str, other: str, correction: str) -> bool:
+    """Whether ``other`` says again the values ``correction`` replaces in ``statement``: the
+    values of each that the correction does not hold are the same, and there are some ("the
+    plumber is Ruth Okonkwo", then "as I said, the plumber is Ruth Okonkwo"). Both copies of
+    a fact said twice stop being current; a statement of another value stays."""
+    new = _value_words(correction)
+    first = _value_words(statement) - new
+    return bool(first) and first == _value_words(other) - new
+
+
 def revises_nearest(later: str) -> bool:
     """Whether ``later``, having no subject of its own, revises the nearest earlier
     statement that holds a value of its kind, however long ago it was said: a bare

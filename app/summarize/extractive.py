@@ -50,6 +50,7 @@ from app.budget.statements import (
     keeps_history,
     question_subject,
     refers_back,
+    restated,
     revises,
     revises_nearest,
     revision_keys,
@@ -1225,9 +1226,18 @@ def _supersede(
             free = [option for option in options[part] if option[1] not in gone]
             if free:
                 _, earlier, just_before = max(free)
-                _revise(result, gone, later, earlier, part, just_before)
-                if earlier in gone:
-                    replaced_by[earlier] = entry.newest
+                revised = result[earlier].item.text
+                # The fact said twice ("the plumber is X", later "as I said, the plumber is
+                # X"): every copy it revises leaves with it, or the old value stays current.
+                copies = [
+                    (copy, near)
+                    for _, copy, near in sorted(free, key=lambda option: option[1])
+                    if copy != earlier and restated(revised, result[copy].item.text, part)
+                ]
+                for replaced, near in [(earlier, just_before), *copies]:
+                    _revise(result, gone, later, replaced, part, near)
+                    if replaced in gone:
+                        replaced_by[replaced] = entry.newest
                 _index(by_key, later, result[later].item.text)
             elif revises_nearest(part):
                 # Said long after what it revises: the nearest statement of its kind.
