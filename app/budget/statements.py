@@ -1367,6 +1367,9 @@ def supersedes(later: str, earlier: str) -> int:
         or not new.slots & old.slots
         or old.values <= new.values
         or (new.relations and old.relations and not new.relations & old.relations)
+        # A value both say, tied to each by another word, says which of two things each is
+        # about: "my flight to Oslo" and "my flight back from Oslo" are two flights.
+        or _tied_apart(later, earlier, new.values & old.values)
         # "the offsite is in Kilkenny" says where; "X is catering the offsite" says who.
         or (old.relations and not new.relations)
         or _codes(later) != _codes(earlier)
@@ -1396,6 +1399,22 @@ def supersedes(later: str, earlier: str) -> int:
     ):
         return 0
     return _closeness(len(shared), new, old)
+
+
+def _relations_before(text: str, value: str) -> set[str]:
+    """The words that tie ``value`` to what ``text`` says of it ("to" of "… to Oslo")."""
+    words = [re.sub(r"['\u2019]s$", "", word.lower()) for word in _words(text)]
+    return {before for before, word in pairwise(words) if word == value and before in _RELATION}
+
+
+def _tied_apart(later: str, earlier: str, shared: frozenset[str]) -> bool:
+    """Whether a value both statements say is tied to each by other words ("to Oslo",
+    "from Oslo"): they are about two things of the same kind, not one revised."""
+    for value in shared:
+        first, second = _relations_before(later, value), _relations_before(earlier, value)
+        if first and second and not first & second:
+            return True
+    return False
 
 
 def _retracts(later: str, earlier: str, drops: frozenset[str], new: Claim, old: Claim) -> int:
