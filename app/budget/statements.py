@@ -320,7 +320,7 @@ _CORRECTION = re.compile(
     # "Ignore" only of what was said ("ignore what I said", not "ignore the wifi"); "forget"
     # is read by _FORGET, only as a command that opens a sentence.
     r"ignore (?:what|that|my (?:last|earlier))|"
-    r"change of plans?|turns out|is now|are now|now is|"
+    r"change of plans?|turns out|is now|are now|now is|on second thoughts?|"
     r"took over|takes over|taking over|"
     r"(?:moved?|changed?|cut|raised|bumped|pushed(?: back| out)?|switched|shifted|reduced|"
     r"increased|dropped|brought forward)(?:\s+[\w'\u2019-]+){0,4}?\s+to\b|"
@@ -328,6 +328,9 @@ _CORRECTION = re.compile(
     r"ich habe mich (?:geirrt|vertan)|de hecho|en realidad|corrección|perdón|me equivoqué|"
     r"na verdade|correção|aliás|me enganei|in realtà|correzione|mi sono sbagliat[oa]|"
     r"właściwie|poprawka|jednak|pomyliłe[mś]|eigenlijk|ik vergiste me|на самом деле|вернее|"
+    # "Change of plan" and "after all" in Spanish, German, French, Portuguese, Polish.
+    r"cambio de planes?|planänderung|changement de plans?|mudança de planos?|afinal|"
+    r"zmiana planów|"
     r"я ошиб(?:ся|лась))\b"
     r"|\bnot\s+[^\W\d_][^,;.\u2014\u2013-]*(?:[,;.\u2014\u2013-]|$)"
     # A number negated: "11.45am now, not 10.30am", "it's the 12th now, not the 14th".
@@ -568,7 +571,14 @@ def tier(sentence: str) -> Tier:
     named = _named(text)
     if listed and _listed_fact(text):
         return Tier.STATEMENT
-    if _SMALL_TALK.match(text) and len(words) <= 8 and not named:
+    # "sorry, I meant room C04", "ok scratch that, 6pm": courtesy that opens a correction
+    # holding a value is the correction.
+    if (
+        _SMALL_TALK.match(text)
+        and len(words) <= 8
+        and not named
+        and not (is_correction(text) and slots(text))
+    ):
         return Tier.SMALL_TALK
     if _size(words) <= 2 and not _short_value(text, named):
         return Tier.SMALL_TALK
