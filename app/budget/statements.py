@@ -322,7 +322,7 @@ _CORRECTION = re.compile(
     r"ignore (?:what|that|my (?:last|earlier))|"
     r"change of plans?|turns out|is now|are now|now is|on second thoughts?|"
     r"took over|takes over|taking over|"
-    r"(?:moved?|changed?|cut|raised|bumped|pushed(?: back| out)?|switched|shifted|reduced|"
+    r"(?:moved?|changed?|cut|raised|bumped|push(?:ed)?(?: back| out)?|switched|shifted|reduced|"
     r"increased|dropped|brought forward)(?:\s+[\w'\u2019-]+){0,4}?\s+to\b|"
     r"en fait|plutôt|finalement|je me suis trompée?|eigentlich|korrektur|stattdessen|doch|"
     r"ich habe mich (?:geirrt|vertan)|de hecho|en realidad|corrección|perdón|me equivoqué|"
@@ -1382,7 +1382,7 @@ def supersedes(later: str, earlier: str) -> int:
         or _tied_apart(later, earlier, new.values & old.values)
         # "the offsite is in Kilkenny" says where; "X is catering the offsite" says who.
         or (old.relations and not new.relations)
-        or _codes(later) != _codes(earlier)
+        or (_codes(later) != _codes(earlier) and not _same_code_slot(later, earlier))
         # Unmarked, a new name beside a new time or amount is another thing of the same
         # kind, not a new value for it ("our Berlin office opens at 9" beside "our London
         # office opens at 8", "a flight to Rome on Friday" beside "to Paris on Monday"):
@@ -1409,6 +1409,25 @@ def supersedes(later: str, earlier: str) -> int:
     ):
         return 0
     return _closeness(len(shared), new, old)
+
+
+#: What a statement says before its verb, and the code it gives after it: "my gym locker is
+#: number 118".
+_CODE_AFTER_VERB = re.compile(r"^(?P<before>[^,;:]+?)\s+(?:is|are)\s+(?P<after>[^,;:]+)$")
+
+
+def _same_code_slot(later: str, earlier: str) -> bool:
+    """Whether two statements give a code as the value of the same thing, said in the same
+    words before the verb ("my gym locker is number 118", "my gym locker is number 307"):
+    the code is what changed, not which thing it is. A code before the verb says which
+    thing ("seat 4C is free" is another seat than "seat 1C is free")."""
+    first, second = _CODE_AFTER_VERB.match(later.strip()), _CODE_AFTER_VERB.match(earlier.strip())
+    if first is None or second is None:
+        return False
+    before = first.group("before").lower()
+    if before != second.group("before").lower() or _codes(before):
+        return False
+    return bool(_codes(first.group("after"))) and bool(_codes(second.group("after")))
 
 
 def _relations_before(text: str, value: str) -> set[str]:

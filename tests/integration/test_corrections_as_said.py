@@ -137,3 +137,28 @@ async def test_two_peoples_addresses_an_also_and_a_conditional_revise_nothing(
     for value in ("4 Mill Lane", "Tomasz Reyes", "Hyde Park"):
         assert value in text, value
     assert "(was:" not in text
+
+
+async def test_pushing_a_date_to_another_replaces_it(client: httpx.AsyncClient) -> None:
+    said = {1: "the demo is on the 23rd", 7: "push the demo to the 14th"}
+    lines = _lines(await _last_prompt(client, said))
+    assert any("the 14th" in line for line in lines)
+    assert _stale(lines, "the 23rd", "the 14th") == []
+
+
+async def test_a_number_restated_for_the_same_thing_replaces_it(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {1: "my gym locker is number 118", 7: "my gym locker is number 307"}
+    lines = _lines(await _last_prompt(client, said))
+    assert any("number 307" in line for line in lines)
+    assert _stale(lines, "number 118", "number 307") == []
+
+
+async def test_a_numbered_thing_beside_another_of_its_kind_revises_nothing(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {1: "seat 1C is the window seat", 7: "seat 4C is the aisle seat"}
+    text = text_of((await _last_prompt(client, said))["messages"])
+    assert said[1] in text
+    assert said[7] in text
