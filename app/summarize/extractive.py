@@ -1057,11 +1057,14 @@ def _revise(
     earlier: int,
     correction: str,
     just_before: bool,
+    *,
+    history: bool = True,
 ) -> None:
     """The statement at ``earlier`` revised by (part of) the one at ``later``: it leaves, or
     only its revised part does; the correction cites it too, so pruning keeps both. A bare
     correction ("make that Thursday instead") says what it revises as history: "make that
-    Thursday instead (was: the retro is on Tuesday)"."""
+    Thursday instead (was: the retro is on Tuesday)"; a second copy of the same fact
+    (``history`` off) adds no second "(was: …)"."""
     replaced = result[earlier].item
     rest = _unrevised(replaced.text, correction, just_before)
     if rest:
@@ -1073,7 +1076,7 @@ def _revise(
     current = result[later]
     ids = tuple(dict.fromkeys((*current.item.source_message_ids, *replaced.source_message_ids)))
     text = current.item.text
-    if keeps_history(correction, replaced.text):
+    if history and keeps_history(correction, replaced.text):
         # What it revised says what the correction does not: which statement a bare one
         # revises, or a detail it leaves as it was ("same flight, but on the 9th" keeps the
         # flight's number). One clause, so that it reads as history of this line.
@@ -1235,7 +1238,7 @@ def _supersede(
                     if copy != earlier and restated(revised, result[copy].item.text, part)
                 ]
                 for replaced, near in [(earlier, just_before), *copies]:
-                    _revise(result, gone, later, replaced, part, near)
+                    _revise(result, gone, later, replaced, part, near, history=replaced == earlier)
                     if replaced in gone:
                         replaced_by[replaced] = entry.newest
                 _index(by_key, later, result[later].item.text)
