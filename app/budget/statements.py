@@ -1345,6 +1345,10 @@ def supersedes(later: str, earlier: str) -> int:
         if _quotes_value(later, earlier):
             # "(I said three thousand one hundred euros before, that's outdated)"
             named.add("")
+        if not negated and _tied_apart(later, earlier, new.values & old.values):
+            # A name both say, tied to each by another word, is two things of one kind:
+            # "scratch that, my flight to Oslo …" leaves "my flight back from Oslo …".
+            return 0
         strength = len(shared) + 2 * len(named) + negated
         if (named or negated) and (fresh or not new.values):
             return _closeness(strength, new, old)
@@ -1584,10 +1588,22 @@ def restated(statement: str, other: str, correction: str) -> bool:
     """Whether ``other`` says again the values ``correction`` replaces in ``statement``: the
     values of each that the correction does not hold are the same, and there are some ("the
     plumber is Ruth Okonkwo", then "as I said, the plumber is Ruth Okonkwo"). Both copies of
-    a fact said twice stop being current; a statement of another value stays."""
+    a fact said twice stop being current; a statement of another value stays.
+
+    A copy is about the same subject and ties its values with the same words: two things
+    that happen to share a value ("the dentist is at 3pm", "the school pickup is at 3pm";
+    "my flight to Oslo …", "my flight back from Oslo …") are two facts, and a correction of
+    one leaves the other."""
     new = _value_words(correction)
     first = _value_words(statement) - new
-    return bool(first) and first == _value_words(other) - new
+    if not first or first != _value_words(other) - new:
+        return False
+    said, again = claim(statement), claim(other)
+    return (
+        said.subject == again.subject
+        and said.relations == again.relations
+        and not _tied_apart(other, statement, said.values & again.values)
+    )
 
 
 def revises_nearest(later: str) -> bool:

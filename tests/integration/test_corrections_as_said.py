@@ -162,3 +162,41 @@ async def test_a_numbered_thing_beside_another_of_its_kind_revises_nothing(
     text = text_of((await _last_prompt(client, said))["messages"])
     assert said[1] in text
     assert said[7] in text
+
+
+async def test_correcting_one_of_two_things_at_the_same_hour_leaves_the_other(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the dentist is at 3pm",
+        2: "the school pickup is at 3pm",
+        3: "make that 4pm",
+    }
+    text = text_of((await _last_prompt(client, said))["messages"])
+    assert said[1] in text
+
+
+async def test_correcting_one_of_two_meetings_in_the_same_room_leaves_the_other(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "the retro is in room D17",
+        5: "the interview is in room D17",
+        9: "sorry, I meant room C04",
+    }
+    text = text_of((await _last_prompt(client, said))["messages"])
+    assert said[1] in text
+
+
+async def test_correcting_the_flight_out_leaves_the_flight_back_at_the_same_hour(
+    client: httpx.AsyncClient,
+) -> None:
+    said = {
+        1: "my flight to Oslo leaves at 6.10am",
+        5: "my flight back from Oslo leaves at 6.10am",
+        9: "scratch that, my flight to Oslo leaves at 8am",
+    }
+    lines = _lines(await _last_prompt(client, said))
+    assert any("8am" in line for line in lines)
+    assert any(said[5] in line for line in lines)
+
