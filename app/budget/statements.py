@@ -322,16 +322,23 @@ _CORRECTION = re.compile(
     r"ignore (?:what|that|my (?:last|earlier))|"
     r"change of plans?|turns out|is now|are now|now is|on second thoughts?|"
     r"took over|takes over|taking over|"
-    r"(?:moved?|changed?|cut|raised|bumped|push(?:ed)?(?: back| out)?|switched|shifted|reduced|"
+    r"(?:moved?|changed?|cut|raised|bumped|pushed(?: back| out)?|switched|shifted|reduced|"
     r"increased|dropped|brought forward)(?:\s+[\w'\u2019-]+){0,4}?\s+to\b|"
     r"en fait|plutôt|finalement|je me suis trompée?|eigentlich|korrektur|stattdessen|doch|"
     r"ich habe mich (?:geirrt|vertan)|de hecho|en realidad|corrección|perdón|me equivoqué|"
     r"na verdade|correção|aliás|me enganei|in realtà|correzione|mi sono sbagliat[oa]|"
     r"właściwie|poprawka|jednak|pomyliłe[mś]|eigenlijk|ik vergiste me|на самом деле|вернее|"
-    # "Change of plan" and "after all" in Spanish, German, French, Portuguese, Polish.
-    r"cambio de planes?|planänderung|changement de plans?|mudança de planos?|afinal|"
-    r"zmiana planów|"
+    # "Change of plan(s)" in Spanish, German, French, Portuguese, Polish, each in its
+    # singular and plural and usual wordings, and "after all" in Portuguese.
+    r"cambio de plan(?:es)?|cambié de plan(?:es)?|planänderung|planwechsel|"
+    r"(?:die )?pläne haben sich geändert|changement de (?:plans?|programme)|"
+    r"(?:mudança|mudanças|alteração) de planos?|mudou o plano|afinal|"
+    r"zmiana plan(?:u|ów)|zmiana w planach|"
     r"я ошиб(?:ся|лась))\b"
+    # "push" bare only as an order that opens a sentence ("push the demo to the 14th");
+    # said after "maybe", a modal or "wants to" it is read by _TENTATIVE.
+    r"|(?:^|[.!;:]\s+)\W*(?:(?:ok(?:ay)?|so|please)\W+)?"
+    r"push(?: back| out)?(?:\s+[\w'\u2019-]+){0,4}?\s+to\b"
     r"|\bnot\s+[^\W\d_][^,;.\u2014\u2013-]*(?:[,;.\u2014\u2013-]|$)"
     # A number negated: "11.45am now, not 10.30am", "it's the 12th now, not the 14th".
     r"|\bnot\s+(?:the\s+)?\d"
@@ -1564,6 +1571,25 @@ def is_bare_revision(text: str) -> bool:
     )
 
 
+#: A change said as a maybe, a wish or a refusal ("maybe we push the demo to the 14th",
+#: "the client wants to push it to the 14th but I said no", "don't move the demo"): it says
+#: what might change, and what was said holds until it does.
+_TENTATIVE = re.compile(
+    r"\b(?:maybe|perhaps|could|might|may|would|should|wants? to|wanted to|thinking of|"
+    r"considering|don['\u2019]?t|do not|never|shouldn['\u2019]?t|won['\u2019]?t)"
+    r"(?:\s+[\w'\u2019-]+){0,2}?\s+(?:push|move|change|shift|switch|bump|cut|raise|reduce|"
+    r"drop|reschedule|postpone|delay|bring)\b"
+    r"|\bi said no\b",
+    re.IGNORECASE,
+)
+
+
+def is_tentative(text: str) -> bool:
+    """Whether ``text`` says a change that may happen, that somebody else wants, or that
+    was refused, rather than one made (see :data:`_TENTATIVE`)."""
+    return _TENTATIVE.search(text) is not None
+
+
 def revises(later: str, earlier: str, *, just_before: bool = False) -> int:
     """How strongly ``later`` revises ``earlier`` (0: not at all):
 
@@ -1574,7 +1600,7 @@ def revises(later: str, earlier: str, *, just_before: bool = False) -> int:
     A conditional revises nothing ("if the client pushes back, the deadline is March 10"):
     it says what would hold, and what was said holds until then.
     """
-    if is_conditional(later):
+    if is_conditional(later) or is_tentative(later):
         return 0
     strength = supersedes(later, earlier)
     if strength:
@@ -1611,7 +1637,10 @@ def revises_nearest(later: str) -> bool:
     statement that holds a value of its kind, however long ago it was said: a bare
     correction ("no wait — Bergen", "turns out it's the ninth after all")."""
     return (
-        _ANSWER_LINE.match(later) is None and not is_conditional(later) and is_bare_revision(later)
+        _ANSWER_LINE.match(later) is None
+        and not is_conditional(later)
+        and not is_tentative(later)
+        and is_bare_revision(later)
     )
 
 

@@ -200,3 +200,50 @@ async def test_correcting_the_flight_out_leaves_the_flight_back_at_the_same_hour
     assert any("8am" in line for line in lines)
     assert any(said[5] in line for line in lines)
 
+
+async def test_a_push_that_may_happen_or_was_refused_revises_nothing(
+    client: httpx.AsyncClient,
+) -> None:
+    for maybe in (
+        "maybe we push the demo to the 14th, let me check with Sam",
+        "the client wants to push the demo to the 14th but I said no",
+    ):
+        said = {1: "the demo is on the 23rd", 7: maybe}
+        text = text_of((await _last_prompt(client, said))["messages"])
+        assert "the demo is on the 23rd" in text, maybe
+        assert "(was:" not in text, maybe
+
+
+async def test_a_push_we_could_make_or_must_not_make_revises_nothing(
+    client: httpx.AsyncClient,
+) -> None:
+    for maybe in (
+        "we could push the demo to the 14th",
+        "don't push the demo to the 14th",
+    ):
+        said = {1: "the demo is on the 23rd", 7: maybe}
+        text = text_of((await _last_prompt(client, said))["messages"])
+        assert "the demo is on the 23rd" in text, maybe
+        assert "(was:" not in text, maybe
+
+
+async def test_a_change_of_plan_in_the_singular_replaces_what_it_revises(
+    client: httpx.AsyncClient,
+) -> None:
+    for before, after, old, new in (
+        (
+            "Spotkanie zarządu odbywa się w Poznaniu.",
+            "Zmiana planu: spotkanie zarządu odbywa się w Toruniu.",
+            "Poznaniu",
+            "Toruniu",
+        ),
+        (
+            "Das Sommerfest findet in Kassel statt.",
+            "Planwechsel: das Sommerfest findet in Erfurt statt.",
+            "Kassel",
+            "Erfurt",
+        ),
+    ):
+        lines = _lines(await _last_prompt(client, {1: before, 7: after}))
+        assert any(new in line for line in lines), after
+        assert _stale(lines, old, new) == [], after
