@@ -14,7 +14,8 @@ look-alike control:
 - ``other language``: statement and correction in Spanish, German, French, Portuguese, Polish;
 - ``said twice``: a fact the user said twice, then corrected (neither copy stays current);
 - controls (``control: …``), which revise nothing: two flights, two people's addresses, an
-  "also" addition, a conditional ("if it rains, …"). Both values must stay.
+  "also" addition, a conditional ("if it rains, …"), and two subjects that share a value,
+  one of them then corrected (``same value``: the other keeps it). Every value must stay.
 
 Two phrasing banks, written before any rule was changed for them: the tuning bank (seeds
 7600-7619) and the reporting bank (seeds 7800-7819), whose subjects, marks and sentences are
@@ -45,7 +46,13 @@ from bench.heldout.scenario import Fact, Scenario, Turn, normalise
 TUNING_SEEDS = tuple(range(7600, 7620))
 REPORT_SEEDS = tuple(range(7800, 7820))
 KINDS = ("reworded", "other mark", "unmarked", "twice", "other language", "said twice")
-CONTROLS = ("control: two flights", "control: two people", "control: also", "control: if")
+CONTROLS = (
+    "control: two flights",
+    "control: two people",
+    "control: also",
+    "control: if",
+    "control: same value",
+)
 ACKS = ("Noted.", "Got it.", "OK, updated.", "Thanks, noted.", "Understood.")
 _PIECES = re.compile(r"[\n;]")
 
@@ -261,6 +268,23 @@ TUNING: tuple[Case, ...] = (
             ),
         ),
     ),
+    *_cases(
+        "control: same value",
+        (
+            (
+                ("the dentist is at {0}", "the school pickup is at {0}", "make that {1}"),
+                ("3pm", "4pm", "5.30pm"),
+            ),
+            (
+                (
+                    "the retro is in room {0}",
+                    "the interview is in room {0}",
+                    "sorry, I meant room {1}",
+                ),
+                ("D17", "C04", "B12"),
+            ),
+        ),
+    ),
 )
 
 _PLACES_C = ("the Granary Loft", "Weir Cottage", "Hollins Hall", "the Pump Rooms")
@@ -456,6 +480,27 @@ REPORTING: tuple[Case, ...] = (
             (
                 ("we meet at {0}", "in case the trains strike, we meet at {1}"),
                 ("the Clock Tower", "Platform Cafe"),
+            ),
+        ),
+    ),
+    *_cases(
+        "control: same value",
+        (
+            (
+                (
+                    "the vet appointment is on {0}",
+                    "the car service is on {0}",
+                    "actually, the car service is on {1}",
+                ),
+                _DAYS_C,
+            ),
+            (
+                (
+                    "the yoga class starts at {0}",
+                    "the book club starts at {0}",
+                    "scratch that, the book club starts at {1}",
+                ),
+                ("6.15pm", "7.45pm", "8.05pm"),
             ),
         ),
     ),
