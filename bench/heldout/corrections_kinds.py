@@ -545,9 +545,10 @@ def generate(seed: int) -> Scenario:
     for (case, values), at in zip(chosen, said, strict=True):
         indices = [int(re.findall(r"\{(\d)\}", text)[0]) for text in case.texts]
         if case.kind.startswith("control"):
+            # Every statement is a fact, so that each is folded: the second subject that
+            # shares a value ("the school pickup is at 3pm") is what a correction revises.
             for index, turn in zip(indices, at, strict=True):
-                if index not in indices[: at.index(turn)]:
-                    facts.append(Fact(case.kind, values[index], turn))
+                facts.append(Fact(case.kind, values[index], turn))
             continue
         final = indices[-1]
         olds = [(values[i], turn) for i, turn in zip(indices, at, strict=True) if i != final]
