@@ -1244,6 +1244,9 @@ class Claim:
     #: The kinds of value it holds, a capitalised word that opens a sentence aside.
     certain_slots: frozenset[str]
     relations: frozenset[str]
+    #: Each value with a word that ties it ("to" of "… to Oslo"): which of two things of one
+    #: kind a shared value is about ("to Oslo", "from Oslo").
+    tied: frozenset[tuple[str, str]]
     marked: bool
 
 
@@ -1255,6 +1258,7 @@ def claim(text: str) -> Claim:
     anchors = values | _opening_names(text)
     subject: set[str] = set()
     relations: set[str] = set()
+    tied: set[tuple[str, str]] = set()
     for clause in _clauses(text):
         words = [re.sub(r"['\u2019]s$", "", word.lower()) for word in _words(clause)]
         if not any(word in anchors for word in words):
@@ -1263,6 +1267,7 @@ def claim(text: str) -> Claim:
         for before, word in pairwise(words):
             if word in anchors and before in _RELATION:
                 relations.add(before)
+                tied.add((word, before))
     stems = values | {_stem(value) for value in values}
     subject -= stems
     context = subject_words(text) - stems
@@ -1275,6 +1280,7 @@ def claim(text: str) -> Claim:
         slots=slots(text),
         certain_slots=_kinds(values, _codes(text)),
         relations=frozenset(relations),
+        tied=frozenset(tied),
         marked=is_correction(text),
     )
 
@@ -1352,7 +1358,7 @@ def supersedes(later: str, earlier: str) -> int:
         if _quotes_value(later, earlier):
             # "(I said three thousand one hundred euros before, that's outdated)"
             named.add("")
-        if not negated and _tied_apart(later, earlier, new.values & old.values):
+        if not negated and _tied_apart(new, old):
             # A name both say, tied to each by another word, is two things of one kind:
             # "scratch that, my flight to Oslo …" leaves "my flight back from Oslo …".
             return 0
@@ -1390,7 +1396,7 @@ def supersedes(later: str, earlier: str) -> int:
         or (new.relations and old.relations and not new.relations & old.relations)
         # A value both say, tied to each by another word, says which of two things each is
         # about: "my flight to Oslo" and "my flight back from Oslo" are two flights.
-        or _tied_apart(later, earlier, new.values & old.values)
+        or _tied_apart(new, old)
         # "the offsite is in Kilkenny" says where; "X is catering the offsite" says who.
         or (old.relations and not new.relations)
         or (_codes(later) != _codes(earlier) and not _same_code_slot(later, earlier))
@@ -1441,17 +1447,12 @@ def _same_code_slot(later: str, earlier: str) -> bool:
     return bool(_codes(first.group("after"))) and bool(_codes(second.group("after")))
 
 
-def _relations_before(text: str, value: str) -> set[str]:
-    """The words that tie ``value`` to what ``text`` says of it ("to" of "… to Oslo")."""
-    words = [re.sub(r"['\u2019]s$", "", word.lower()) for word in _words(text)]
-    return {before for before, word in pairwise(words) if word == value and before in _RELATION}
-
-
-def _tied_apart(later: str, earlier: str, shared: frozenset[str]) -> bool:
+def _tied_apart(later: Claim, earlier: Claim) -> bool:
     """Whether a value both statements say is tied to each by other words ("to Oslo",
     "from Oslo"): they are about two things of the same kind, not one revised."""
-    for value in shared:
-        first, second = _relations_before(later, value), _relations_before(earlier, value)
+    for value in later.values & earlier.values:
+        first = {word for said, word in later.tied if said == value}
+        second = {word for said, word in earlier.tied if said == value}
         if first and second and not first & second:
             return True
     return False
@@ -1628,7 +1629,7 @@ def restated(statement: str, other: str, correction: str) -> bool:
     return (
         said.subject == again.subject
         and said.relations == again.relations
-        and not _tied_apart(other, statement, said.values & again.values)
+        and not _tied_apart(again, said)
     )
 
 
