@@ -320,7 +320,7 @@ _CORRECTION = re.compile(
     # "Ignore" only of what was said ("ignore what I said", not "ignore the wifi"); "forget"
     # is read by _FORGET, only as a command that opens a sentence.
     r"ignore (?:what|that|my (?:last|earlier))|"
-    r"change of plans?|turns out|is now|are now|now is|"
+    r"change of plans?|turns out|is now|are now|now is|on second thoughts?|"
     r"took over|takes over|taking over|"
     r"(?:moved?|changed?|cut|raised|bumped|pushed(?: back| out)?|switched|shifted|reduced|"
     r"increased|dropped|brought forward)(?:\s+[\w'\u2019-]+){0,4}?\s+to\b|"
@@ -328,7 +328,17 @@ _CORRECTION = re.compile(
     r"ich habe mich (?:geirrt|vertan)|de hecho|en realidad|corrección|perdón|me equivoqué|"
     r"na verdade|correção|aliás|me enganei|in realtà|correzione|mi sono sbagliat[oa]|"
     r"właściwie|poprawka|jednak|pomyliłe[mś]|eigenlijk|ik vergiste me|на самом деле|вернее|"
+    # "Change of plan(s)" in Spanish, German, French, Portuguese, Polish, each in its
+    # singular and plural and usual wordings, and "after all" in Portuguese.
+    r"cambio de plan(?:es)?|cambié de plan(?:es)?|planänderung|planwechsel|"
+    r"(?:die )?pläne haben sich geändert|changement de (?:plans?|programme)|"
+    r"(?:mudança|mudanças|alteração) de planos?|mudou o plano|afinal|"
+    r"zmiana plan(?:u|ów)|zmiana w planach|"
     r"я ошиб(?:ся|лась))\b"
+    # "push" bare only as an order that opens a sentence ("push the demo to the 14th");
+    # said after "maybe", a modal or "wants to" it is read by _TENTATIVE.
+    r"|(?:^|[.!;:]\s+)\W*(?:(?:ok(?:ay)?|so|please)\W+)?"
+    r"push(?: back| out)?(?:\s+[\w'\u2019-]+){0,4}?\s+to\b"
     r"|\bnot\s+[^\W\d_][^,;.\u2014\u2013-]*(?:[,;.\u2014\u2013-]|$)"
     # A number negated: "11.45am now, not 10.30am", "it's the 12th now, not the 14th".
     r"|\bnot\s+(?:the\s+)?\d"
@@ -568,7 +578,14 @@ def tier(sentence: str) -> Tier:
     named = _named(text)
     if listed and _listed_fact(text):
         return Tier.STATEMENT
-    if _SMALL_TALK.match(text) and len(words) <= 8 and not named:
+    # "sorry, I meant room C04", "ok scratch that, 6pm": courtesy that opens a correction
+    # holding a value is the correction.
+    if (
+        _SMALL_TALK.match(text)
+        and len(words) <= 8
+        and not named
+        and not (is_correction(text) and slots(text))
+    ):
         return Tier.SMALL_TALK
     if _size(words) <= 2 and not _short_value(text, named):
         return Tier.SMALL_TALK
@@ -1227,6 +1244,9 @@ class Claim:
     #: The kinds of value it holds, a capitalised word that opens a sentence aside.
     certain_slots: frozenset[str]
     relations: frozenset[str]
+    #: Each value with a word that ties it ("to" of "… to Oslo"): which of two things of one
+    #: kind a shared value is about ("to Oslo", "from Oslo").
+    tied: frozenset[tuple[str, str]]
     marked: bool
 
 
@@ -1238,6 +1258,7 @@ def claim(text: str) -> Claim:
     anchors = values | _opening_names(text)
     subject: set[str] = set()
     relations: set[str] = set()
+    tied: set[tuple[str, str]] = set()
     for clause in _clauses(text):
         words = [re.sub(r"['\u2019]s$", "", word.lower()) for word in _words(clause)]
         if not any(word in anchors for word in words):
@@ -1246,6 +1267,7 @@ def claim(text: str) -> Claim:
         for before, word in pairwise(words):
             if word in anchors and before in _RELATION:
                 relations.add(before)
+                tied.add((word, before))
     stems = values | {_stem(value) for value in values}
     subject -= stems
     context = subject_words(text) - stems
@@ -1258,6 +1280,7 @@ def claim(text: str) -> Claim:
         slots=slots(text),
         certain_slots=_kinds(values, _codes(text)),
         relations=frozenset(relations),
+        tied=frozenset(tied),
         marked=is_correction(text),
     )
 
@@ -1335,6 +1358,10 @@ def supersedes(later: str, earlier: str) -> int:
         if _quotes_value(later, earlier):
             # "(I said three thousand one hundred euros before, that's outdated)"
             named.add("")
+        if not negated and _tied_apart(new, old):
+            # A name both say, tied to each by another word, is two things of one kind:
+            # "scratch that, my flight to Oslo …" leaves "my flight back from Oslo …".
+            return 0
         strength = len(shared) + 2 * len(named) + negated
         if (named or negated) and (fresh or not new.values):
             return _closeness(strength, new, old)
@@ -1367,9 +1394,12 @@ def supersedes(later: str, earlier: str) -> int:
         or not new.slots & old.slots
         or old.values <= new.values
         or (new.relations and old.relations and not new.relations & old.relations)
+        # A value both say, tied to each by another word, says which of two things each is
+        # about: "my flight to Oslo" and "my flight back from Oslo" are two flights.
+        or _tied_apart(new, old)
         # "the offsite is in Kilkenny" says where; "X is catering the offsite" says who.
         or (old.relations and not new.relations)
-        or _codes(later) != _codes(earlier)
+        or (_codes(later) != _codes(earlier) and not _same_code_slot(later, earlier))
         # Unmarked, a new name beside a new time or amount is another thing of the same
         # kind, not a new value for it ("our Berlin office opens at 9" beside "our London
         # office opens at 8", "a flight to Rome on Friday" beside "to Paris on Monday"):
@@ -1396,6 +1426,36 @@ def supersedes(later: str, earlier: str) -> int:
     ):
         return 0
     return _closeness(len(shared), new, old)
+
+
+#: What a statement says before its verb, and the code it gives after it: "my gym locker is
+#: number 118".
+_CODE_AFTER_VERB = re.compile(r"^(?P<before>[^,;:]+?)\s+(?:is|are)\s+(?P<after>[^,;:]+)$")
+
+
+def _same_code_slot(later: str, earlier: str) -> bool:
+    """Whether two statements give a code as the value of the same thing, said in the same
+    words before the verb ("my gym locker is number 118", "my gym locker is number 307"):
+    the code is what changed, not which thing it is. A code before the verb says which
+    thing ("seat 4C is free" is another seat than "seat 1C is free")."""
+    first, second = _CODE_AFTER_VERB.match(later.strip()), _CODE_AFTER_VERB.match(earlier.strip())
+    if first is None or second is None:
+        return False
+    before = first.group("before").lower()
+    if before != second.group("before").lower() or _codes(before):
+        return False
+    return bool(_codes(first.group("after"))) and bool(_codes(second.group("after")))
+
+
+def _tied_apart(later: Claim, earlier: Claim) -> bool:
+    """Whether a value both statements say is tied to each by other words ("to Oslo",
+    "from Oslo"): they are about two things of the same kind, not one revised."""
+    for value in later.values & earlier.values:
+        first = {word for said, word in later.tied if said == value}
+        second = {word for said, word in earlier.tied if said == value}
+        if first and second and not first & second:
+            return True
+    return False
 
 
 def _retracts(later: str, earlier: str, drops: frozenset[str], new: Claim, old: Claim) -> int:
@@ -1512,6 +1572,25 @@ def is_bare_revision(text: str) -> bool:
     )
 
 
+#: A change said as a maybe, a wish or a refusal ("maybe we push the demo to the 14th",
+#: "the client wants to push it to the 14th but I said no", "don't move the demo"): it says
+#: what might change, and what was said holds until it does.
+_TENTATIVE = re.compile(
+    r"\b(?:maybe|perhaps|could|might|may|would|should|wants? to|wanted to|thinking of|"
+    r"considering|don['\u2019]?t|do not|never|shouldn['\u2019]?t|won['\u2019]?t)"
+    r"(?:\s+[\w'\u2019-]+){0,2}?\s+(?:push|move|change|shift|switch|bump|cut|raise|reduce|"
+    r"drop|reschedule|postpone|delay|bring)\b"
+    r"|\bi said no\b",
+    re.IGNORECASE,
+)
+
+
+def is_tentative(text: str) -> bool:
+    """Whether ``text`` says a change that may happen, that somebody else wants, or that
+    was refused, rather than one made (see :data:`_TENTATIVE`)."""
+    return _TENTATIVE.search(text) is not None
+
+
 def revises(later: str, earlier: str, *, just_before: bool = False) -> int:
     """How strongly ``later`` revises ``earlier`` (0: not at all):
 
@@ -1522,7 +1601,7 @@ def revises(later: str, earlier: str, *, just_before: bool = False) -> int:
     A conditional revises nothing ("if the client pushes back, the deadline is March 10"):
     it says what would hold, and what was said holds until then.
     """
-    if is_conditional(later):
+    if is_conditional(later) or is_tentative(later):
         return 0
     strength = supersedes(later, earlier)
     if strength:
@@ -1532,12 +1611,37 @@ def revises(later: str, earlier: str, *, just_before: bool = False) -> int:
     return 0
 
 
+def restated(statement: str, other: str, correction: str) -> bool:
+    """Whether ``other`` says again the values ``correction`` replaces in ``statement``: the
+    values of each that the correction does not hold are the same, and there are some ("the
+    plumber is Ruth Okonkwo", then "as I said, the plumber is Ruth Okonkwo"). Both copies of
+    a fact said twice stop being current; a statement of another value stays.
+
+    A copy is about the same subject and ties its values with the same words: two things
+    that happen to share a value ("the dentist is at 3pm", "the school pickup is at 3pm";
+    "my flight to Oslo …", "my flight back from Oslo …") are two facts, and a correction of
+    one leaves the other."""
+    new = _value_words(correction)
+    first = _value_words(statement) - new
+    if not first or first != _value_words(other) - new:
+        return False
+    said, again = claim(statement), claim(other)
+    return (
+        said.subject == again.subject
+        and said.relations == again.relations
+        and not _tied_apart(again, said)
+    )
+
+
 def revises_nearest(later: str) -> bool:
     """Whether ``later``, having no subject of its own, revises the nearest earlier
     statement that holds a value of its kind, however long ago it was said: a bare
     correction ("no wait — Bergen", "turns out it's the ninth after all")."""
     return (
-        _ANSWER_LINE.match(later) is None and not is_conditional(later) and is_bare_revision(later)
+        _ANSWER_LINE.match(later) is None
+        and not is_conditional(later)
+        and not is_tentative(later)
+        and is_bare_revision(later)
     )
 
 

@@ -50,6 +50,7 @@ from app.budget.statements import (
     keeps_history,
     question_subject,
     refers_back,
+    restated,
     revises,
     revises_nearest,
     revision_keys,
@@ -1061,11 +1062,14 @@ def _revise(
     earlier: int,
     correction: str,
     just_before: bool,
+    *,
+    history: bool = True,
 ) -> None:
     """The statement at ``earlier`` revised by (part of) the one at ``later``: it leaves, or
     only its revised part does; the correction cites it too, so pruning keeps both. A bare
     correction ("make that Thursday instead") says what it revises as history: "make that
-    Thursday instead (was: the retro is on Tuesday)"."""
+    Thursday instead (was: the retro is on Tuesday)"; a second copy of the same fact
+    (``history`` off) adds no second "(was: …)"."""
     replaced = result[earlier].item
     rest = _unrevised(replaced.text, correction, just_before)
     if rest:
@@ -1077,7 +1081,7 @@ def _revise(
     current = result[later]
     ids = tuple(dict.fromkeys((*current.item.source_message_ids, *replaced.source_message_ids)))
     text = current.item.text
-    if keeps_history(correction, replaced.text):
+    if history and keeps_history(correction, replaced.text):
         # What it revised says what the correction does not: which statement a bare one
         # revises, or a detail it leaves as it was ("same flight, but on the 9th" keeps the
         # flight's number). One clause, so that it reads as history of this line.
@@ -1230,9 +1234,18 @@ def _supersede(
             free = [option for option in options[part] if option[1] not in gone]
             if free:
                 _, earlier, just_before = max(free)
-                _revise(result, gone, later, earlier, part, just_before)
-                if earlier in gone:
-                    replaced_by[earlier] = entry.newest
+                revised = result[earlier].item.text
+                # The fact said twice ("the plumber is X", later "as I said, the plumber is
+                # X"): every copy it revises leaves with it, or the old value stays current.
+                copies = [
+                    (copy, near)
+                    for _, copy, near in sorted(free, key=lambda option: option[1])
+                    if copy != earlier and restated(revised, result[copy].item.text, part)
+                ]
+                for replaced, near in [(earlier, just_before), *copies]:
+                    _revise(result, gone, later, replaced, part, near, history=replaced == earlier)
+                    if replaced in gone:
+                        replaced_by[replaced] = entry.newest
                 _index(by_key, later, result[later].item.text)
             elif revises_nearest(part):
                 # Said long after what it revises: the nearest statement of its kind.

@@ -681,3 +681,17 @@ def test_a_carried_correction_does_not_revise_again() -> None:
     theirs = all_texts(later)
     assert "the budget for the cluster is forty thousand euros" in theirs
     assert "sorry, load test budget is actually six thousand euros" in theirs
+
+
+def test_a_bare_correction_of_a_fact_said_twice_tells_its_history_once() -> None:
+    content = summarise(
+        SourceMessage(1, "user", "the retro is on Tuesday"),
+        SourceMessage(2, "assistant", "Noted."),
+        SourceMessage(3, "user", "as I said, the retro is on Tuesday"),
+        SourceMessage(4, "assistant", "Noted."),
+        SourceMessage(5, "user", "make that Thursday instead"),
+    )
+    [line] = [text for text in all_texts(content) if "Thursday" in text]
+    assert line.count("(was:") == 1
+    assert not [text for text in all_texts(content) if "Tuesday" in text and text != line]
+    assert content.superseded == ((1, 5), (3, 5))
