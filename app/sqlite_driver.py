@@ -9,7 +9,10 @@ SQLite's own work (docs/benchmarks.md, "The test suite: one hand-off a statement
 
 The cursor here does all four in one call on the connection's thread and keeps what SQLAlchemy
 reads afterwards (the description, the row count, the last row id, the rows) with it. The
-connection, its thread, its commit, rollback and close are aiosqlite's own.
+connection, its thread, its commit, rollback and close are aiosqlite's own. A result asked
+for as a stream (``AsyncConnection.stream``, ``stream_results``) is read whole when its
+statement runs, as SQLAlchemy's adapter already reads every other result; nothing in the app
+streams a result on SQLite.
 """
 
 from __future__ import annotations
