@@ -165,11 +165,12 @@ class PostgresDatabases:
         async with self._drop_slots:
             await execute_admin(self._admin_dsn, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
-    def _dsn(self, name: str) -> str:
+    def dsn(self, name: str) -> str:
+        """The asyncpg DSN of the database ``name`` on this server."""
         return make_url(self._admin_dsn).set(database=name).render_as_string(hide_password=False)
 
     async def _read_fingerprint(self, name: str) -> str:
-        connection = await asyncpg.connect(self._dsn(name))
+        connection = await asyncpg.connect(self.dsn(name))
         try:
             return str(await connection.fetchval(_FINGERPRINT))
         finally:
@@ -180,7 +181,7 @@ class PostgresDatabases:
         template left it but for its rows."""
         try:
             async with asyncio.timeout(STATEMENT_SECONDS):
-                connection = await asyncpg.connect(self._dsn(name))
+                connection = await asyncpg.connect(self.dsn(name))
                 try:
                     await connection.execute(
                         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"

@@ -4,7 +4,7 @@ of contextd's code, so that a prompt's fit is checked independently."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -123,6 +123,39 @@ async def complete_turn(
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
     return body
+
+
+#: What a user says at the turns a test leaves to chatter: requests of a few shapes that an
+#: agent hears again and again (``{n}`` is the turn's number).
+ROUTINE = (
+    "grep the logs for trace 4be19c02d7",
+    "rerun job nightly-{n}",
+    "thanks!",
+    "tail api-{n}.log",
+    "why did test_invoice_totals fail?",
+)
+
+
+async def run_turns(
+    client: httpx.AsyncClient,
+    session_id: str,
+    said: Mapping[int, str],
+    turns: Iterable[int],
+    *,
+    replies: Mapping[int, str] | None = None,
+) -> None:
+    """Turns ``turns`` of a session whose user says ``said[n]`` at turn n and a ``ROUTINE``
+    request otherwise, each turn with a tool result of about 900 tokens (so that the early
+    turns are summarised long before a 28-turn session ends on an 8k model), and the
+    assistant's answer ``replies[n]`` or a routine line."""
+    replies = replies or {}
+    for n in turns:
+        prompt = await start_turn(
+            client, session_id, said.get(n, ROUTINE[n % len(ROUTINE)].format(n=n))
+        )
+        await post_step(client, session_id, prompt["turn_id"], [f"call_{n}"], [words(900, n)])
+        reply = replies.get(n, f"Job {n} done in {n}s, exit code 0.")
+        await complete_turn(client, session_id, prompt["turn_id"], reply)
 
 
 async def audit_rows(client: httpx.AsyncClient, session_id: str) -> list[dict[str, Any]]:

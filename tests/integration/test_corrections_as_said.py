@@ -12,15 +12,7 @@ import httpx
 
 from app.budget.recall import RECALL_HEADING
 from bench.quality import text_of
-from tests.support import complete_turn, create_session, post_step, start_turn, words
-
-ROUTINE = (
-    "grep the logs for trace 4be19c02d7",
-    "rerun job nightly-{n}",
-    "thanks!",
-    "tail api-{n}.log",
-    "why did test_invoice_totals fail?",
-)
+from tests.support import create_session, run_turns, start_turn
 
 
 async def _last_prompt(
@@ -30,10 +22,7 @@ async def _last_prompt(
     at turn n and routine things otherwise, each turn with a tool result of about 900 tokens,
     so that the early turns are summarised long before the end."""
     sid = str((await create_session(client, recall={"enabled": True}))["id"])
-    for n in range(28):
-        prompt = await start_turn(client, sid, said.get(n, ROUTINE[n % len(ROUTINE)].format(n=n)))
-        await post_step(client, sid, prompt["turn_id"], [f"call_{n}"], [words(900, n)])
-        await complete_turn(client, sid, prompt["turn_id"], f"Job {n} done in {n}s, exit code 0.")
+    await run_turns(client, sid, said, range(28))
     return await start_turn(client, sid, question)
 
 

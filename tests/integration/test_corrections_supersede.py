@@ -8,22 +8,7 @@ from __future__ import annotations
 import httpx
 
 from bench.quality import text_of
-from tests.support import (
-    complete_turn,
-    create_session,
-    post_step,
-    start_turn,
-    stored_messages,
-    words,
-)
-
-ROUTINE = (
-    "grep the logs for trace 4be19c02d7",
-    "rerun job nightly-{n}",
-    "thanks!",
-    "tail api-{n}.log",
-    "why did test_invoice_totals fail?",
-)
+from tests.support import create_session, run_turns, start_turn, stored_messages
 
 
 async def _last_prompt(
@@ -36,13 +21,8 @@ async def _last_prompt(
     ``said[n]`` at turn n and routine things otherwise, each turn with a tool result of about
     900 tokens (so that the early turns are summarised long before the end), and the
     assistant's answer ``replies[n]`` (a routine one otherwise)."""
-    replies = replies or {}
     sid = str((await create_session(client))["id"])
-    for n in range(turns):
-        prompt = await start_turn(client, sid, said.get(n, ROUTINE[n % len(ROUTINE)].format(n=n)))
-        await post_step(client, sid, prompt["turn_id"], [f"call_{n}"], [words(900, n)])
-        reply = replies.get(n, f"Job {n} done in {n}s, exit code 0.")
-        await complete_turn(client, sid, prompt["turn_id"], reply)
+    await run_turns(client, sid, said, range(turns), replies=replies)
     prompt = await start_turn(client, sid, "what's next?")
     return sid, text_of(prompt["messages"]).splitlines()
 

@@ -15,15 +15,7 @@ from sqlalchemy import text
 from app.budget.recall import RECALL_HEADING
 from bench.quality import text_of
 from tests.conftest import RunningApp
-from tests.support import complete_turn, create_session, post_step, start_turn, words
-
-ROUTINE = (
-    "grep the logs for trace 4be19c02d7",
-    "rerun job nightly-{n}",
-    "thanks!",
-    "tail api-{n}.log",
-    "why did test_invoice_totals fail?",
-)
+from tests.support import create_session, run_turns, start_turn
 
 
 async def _asked(
@@ -40,14 +32,13 @@ async def _asked(
     and the assistant ends turn n with ``replies[n]`` or a routine line. ``after_turn``:
     (n, what to do to the session once turn n ended, giving the client to go on with)."""
     sid = str((await create_session(client, recall={"enabled": True}))["id"])
-    replies = replies or {}
-    for n in range(28):
-        prompt = await start_turn(client, sid, said.get(n, ROUTINE[n % len(ROUTINE)].format(n=n)))
-        await post_step(client, sid, prompt["turn_id"], [f"call_{n}"], [words(900, n)])
-        reply = replies.get(n, f"Job {n} done in {n}s, exit code 0.")
-        await complete_turn(client, sid, prompt["turn_id"], reply)
-        if after_turn is not None and after_turn[0] == n:
-            client = await after_turn[1](sid)
+    if after_turn is None:
+        await run_turns(client, sid, said, range(28), replies=replies)
+    else:
+        last, then = after_turn
+        await run_turns(client, sid, said, range(last + 1), replies=replies)
+        client = await then(sid)
+        await run_turns(client, sid, said, range(last + 1, 28), replies=replies)
     return await start_turn(client, sid, question)
 
 

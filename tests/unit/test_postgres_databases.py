@@ -10,9 +10,9 @@ from typing import Any
 
 import asyncpg
 import pytest
-from sqlalchemy.engine import make_url
 
 from tests import databases
+from tests.conftest import _admin_dsn
 from tests.databases import PostgresDatabases, PostgresWedged
 
 
@@ -59,25 +59,17 @@ async def _run(dsn: str, *statements: str) -> list[Any]:
         await connection.close()
 
 
-def _dsn(server_url: str, name: str) -> str:
-    return (
-        make_url(server_url)
-        .set(drivername="postgresql", database=name)
-        .render_as_string(hide_password=False)
-    )
-
-
 @pytest.mark.postgres
 def test_a_database_given_back_is_as_the_template_left_it_for_the_next_test(
     postgres_server_url: str, postgres_template: str
 ) -> None:
-    admin = _dsn(postgres_server_url, "postgres")
+    admin = _admin_dsn(postgres_server_url)
     databases = PostgresDatabases(admin, postgres_template)
     try:
         first = databases.take()
         asyncio.run(
             _run(
-                _dsn(postgres_server_url, first),
+                databases.dsn(first),
                 "INSERT INTO sessions (id, tenant_id, model, metadata, turn_count, message_count,"
                 " created_at, updated_at) VALUES ('s1', 't', 'gpt-4o', '{}', 0, 0, now(), now())",
                 "SELECT nextval('messages_id_seq')",
@@ -88,7 +80,7 @@ def test_a_database_given_back_is_as_the_template_left_it_for_the_next_test(
         second = databases.take()
         sessions, next_id = asyncio.run(
             _run(
-                _dsn(postgres_server_url, second),
+                databases.dsn(second),
                 "SELECT count(*) FROM sessions",
                 "SELECT nextval('messages_id_seq')",
             )
@@ -98,7 +90,7 @@ def test_a_database_given_back_is_as_the_template_left_it_for_the_next_test(
 
         asyncio.run(
             _run(
-                _dsn(postgres_server_url, second),
+                databases.dsn(second),
                 "ALTER TABLE messages ALTER COLUMN name TYPE text",
             )
         )
@@ -107,7 +99,7 @@ def test_a_database_given_back_is_as_the_template_left_it_for_the_next_test(
         third = databases.take()
         (name_type,) = asyncio.run(
             _run(
-                _dsn(postgres_server_url, third),
+                databases.dsn(third),
                 "SELECT data_type FROM information_schema.columns"
                 " WHERE table_name = 'messages' AND column_name = 'name'",
             )
